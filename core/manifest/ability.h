@@ -1,0 +1,83 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kaja::core {
+
+/// How kaja talks to a server.
+enum class Transport { kStdio, kHttp, kSse };
+
+/// When kaja asks a person before a call (K11).
+enum class ApprovalMode { kNever, kWrites, kAlways };
+
+/// Where an API key goes (K1 `auth.in`).
+enum class KeyPlacement { kHeader, kEnv };
+
+/// Returns the manifest spelling: "stdio", "http" or "sse".
+const char* toString(Transport transport);
+/// Returns the manifest spelling: "never", "writes" or "always".
+const char* toString(ApprovalMode mode);
+
+/// `auth = { type = "apiKey", in = …, name = …, prefix = …, keyless = … }`.
+struct AuthSpec {
+  KeyPlacement in = KeyPlacement::kEnv;
+  std::string name;    ///< header name or env var name
+  std::string prefix;  ///< put before the key in a header, e.g. "Bearer "
+  bool keyless = false;  ///< the server also works without a key
+};
+
+/// `package = { npm = …, pypi = …, docker = … }`: each is "name@version" (npm, pypi) or an
+/// image reference (docker). At least one is set when the table is present.
+struct PackageSpec {
+  std::optional<std::string> npm;
+  std::optional<std::string> pypi;
+  std::optional<std::string> docker;
+};
+
+/// One `readOnly` entry (K12): the tool is a read unless one of `unless` is present.
+struct ReadOnlyRule {
+  std::string tool;
+  std::vector<std::string> unless;
+};
+
+/// Where a value in a manifest came from, for errors that point at it.
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+};
+
+/// A parsed, validated `mcp.toml` (K1). Immutable once the loader returns it.
+struct Ability {
+  std::string name;  ///< the folder name
+  std::string manifestPath;
+  bool shipped = false;  ///< from the shipped marketplace rather than the user's
+  std::string description;
+  Transport transport = Transport::kStdio;
+  std::optional<std::string> url;
+  std::optional<AuthSpec> auth;
+  std::optional<std::vector<std::string>> tools;  ///< allow-list; unset means all tools
+  ApprovalMode approval = ApprovalMode::kWrites;
+  std::vector<ReadOnlyRule> readOnly;
+  std::optional<PackageSpec> package;
+  std::optional<std::string> command;
+  std::vector<std::string> args;
+  std::map<std::string, std::string> env;
+  bool roots = false;
+  std::vector<std::string> pathArgs;
+  bool localOnly = false;
+  std::vector<std::string> localOnlyArgs;
+  bool trustedSandbox = false;
+  std::map<std::string, std::string> toolDescriptions;
+
+  /// Returns true when the ability needs a key to be on (auth present and not keyless).
+  [[nodiscard]] bool needsKey() const { return auth.has_value() && !auth->keyless; }
+  /// Returns true for http and sse abilities.
+  [[nodiscard]] bool isRemote() const { return transport != Transport::kStdio; }
+  /// Returns true when the ability may only run on the user's own machine (K17).
+  [[nodiscard]] bool isLocalOnly() const { return localOnly || roots; }
+};
+
+}  // namespace kaja::core
