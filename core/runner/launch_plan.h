@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kaja::core {
@@ -26,9 +27,10 @@ struct LaunchPlan {
   std::vector<std::string> argv;  ///< argv[0] is an absolute path
   std::vector<EnvVar> env;
   std::string workingDir;  ///< empty means inherit
+  std::vector<std::string> shownEnv;  ///< names of the variables the ability itself adds
 
-  /// Returns the command line for people: argv shell-quoted, then the names (never the
-  /// values) of env vars the ability adds, as "NAME=…".
+  /// Returns the command line for people: the names (never the values) of the variables
+  /// the ability adds, as "NAME=…", then argv shell-quoted.
   [[nodiscard]] std::string display() const;
 };
 

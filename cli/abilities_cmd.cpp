@@ -1,0 +1,120 @@
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/args.h"
+#include "cli/command.h"
+#include "cli/context.h"
+#include "cli/output.h"
+
+namespace kaja::cli {
+namespace {
+
+using nlohmann::json;
+
+struct Row {
+  std::string name;
+  std::string transport;
+  std::string state;
+  std::string reason;
+  std::string runner;
+  std::string runs;
+  std::string description;
+  std::string source;
+  std::string manifest;
+  std::vector<std::string> warnings;
+};
+
+Row describe(const marketplace::AbilityRecord& record, const core::RunnerContext& runners,
+             const core::Secrets& secrets) {
+  Row row;
+  row.name = record.name;
+  row.source = record.shipped ? "shipped" : "user";
+  row.manifest = record.dir + "/mcp.toml";
+  if (!record.ability) {
+    row.state = "broken";
+    row.reason = record.error->describe();
+    return row;
+  }
+  const core::Ability& ability = *record.ability;
+  row.transport = core::toString(ability.transport);
+  row.description = ability.description;
+  core::Resolution resolution = core::resolveAbility(ability, runners, secrets.key(ability.name));
+  row.state = core::toString(resolution.state);
+  row.reason = resolution.reason;
+  if (resolution.runner) row.runner = core::toString(*resolution.runner);
+  row.runs = resolution.runs();
+  row.warnings = resolution.warnings;
+  return row;
+}
+
+size_t terminalWidth() {
+  winsize size{};
+  if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 &&
+      size.ws_col >= 40) {
+    return std::min<size_t>(size.ws_col, 100);
+  }
+  return 100;
+}
+
+}  // namespace
+
+int runAbilities(std::span<const std::string> args) {
+  auto parsed = parseArgs(args, {"--json"});
+  if (!parsed) {
+    printError(parsed.error());
+    return kExitUsage;
+  }
+  if (!parsed->positional.empty()) {
+    printError("abilities takes no arguments (see kaja abilities --help)");
+    return kExitUsage;
+  }
+  auto context = Context::load();
+  if (!context) {
+    printError(context.error());
+    return exitCodeFor(context.error());
+  }
+  core::RunnerContext runners = core::RunnerContext::fromProcess(context->toolDirs());
+  std::vector<Row> rows;
+  for (const auto& record : context->catalog.abilities()) {
+    rows.push_back(describe(record, runners, context->secrets));
+  }
+
+  if (parsed->has("--json")) {
+    json out = json::array();
+    for (const auto& row : rows) {
+      auto orNull = [](const std::string& text) { return text.empty() ? json() : json(text); };
+      out.push_back({{"name", row.name},
+                     {"transport", orNull(row.transport)},
+                     {"state", row.state},
+                     {"reason", orNull(row.reason)},
+                     {"runner", orNull(row.runner)},
+                     {"runs", orNull(row.runs)},
+                     {"description", row.description},
+                     {"source", row.source},
+                     {"manifest", row.manifest},
+                     {"warnings", row.warnings}});
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return kExitOk;
+  }
+
+  bool colourful = useColour(stdout);
+  Table table({"NAME", "STATE", "RUNNER", "RUNS / WHY NOT"});
+  for (const auto& row : rows) {
+    std::string state = row.state == "on"         ? colour(row.state, "32", colourful)
+                        : row.state == "broken"   ? colour(row.state, "31", colourful)
+                                                  : colour(row.state, "33", colourful);
+    table.addRow({row.name, state, row.runner.empty() ? "-" : row.runner,
+                  row.reason.empty() ? row.runs : row.reason});
+  }
+  std::fputs(table.render(terminalWidth(), colourful).c_str(), stdout);
+  for (const auto& row : rows) {
+    for (const auto& warning : row.warnings) printWarning(warning);
+  }
+  return kExitOk;
+}
+
+}  // namespace kaja::cli

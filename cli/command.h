@@ -1,0 +1,35 @@
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kaja::cli {
+
+/// Exit codes, the same for every subcommand (listed by `kaja --help`).
+enum ExitCode : int {
+  kExitOk = 0,        ///< done
+  kExitFailed = 1,    ///< the work ran and failed (a tool returned isError, a check failed)
+  kExitUsage = 2,     ///< bad usage or configuration
+  kExitRefused = 3,   ///< refused by a rule, or approval declined
+  kExitConnect = 4,   ///< could not connect to a server
+};
+
+/// One subcommand. `run` gets the arguments after the subcommand's name.
+struct Command {
+  std::string_view name;
+  std::string_view synopsis;  ///< e.g. "abilities [--json]"
+  std::string_view summary;   ///< one line for `kaja --help`
+  std::string_view help;      ///< the full text for `kaja NAME --help`
+  int (*run)(std::span<const std::string> args);
+};
+
+/// Returns every subcommand, in the order `kaja --help` lists them.
+std::span<const Command> commands();
+
+int runAbilities(std::span<const std::string> args);
+int runConfig(std::span<const std::string> args);
+int runKey(std::span<const std::string> args);
+
+}  // namespace kaja::cli

@@ -1,0 +1,146 @@
+#include <fcntl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "cli/args.h"
+#include "cli/command.h"
+#include "cli/context.h"
+#include "cli/output.h"
+#include "core/manifest/ability_loader.h"
+
+namespace kaja::cli {
+namespace {
+
+// Reads a key from the terminal with echo off, showing one '*' per character.
+std::optional<std::string> promptMasked(const std::string& ability) {
+  int tty = ::open("/dev/tty", O_RDWR | O_CLOEXEC);
+  if (tty < 0) return std::nullopt;
+  termios saved{};
+  ::tcgetattr(tty, &saved);
+  termios raw = saved;
+  raw.c_lflag &= ~static_cast<tcflag_t>(ECHO | ICANON);
+  ::tcsetattr(tty, TCSAFLUSH, &raw);
+  std::string prompt = "API key for " + ability + ": ";
+  (void)::write(tty, prompt.data(), prompt.size());
+  std::string key;
+  char c = 0;
+  while (::read(tty, &c, 1) == 1 && c != '\n' && c != '\r') {
+    if (c == 0x7f || c == '\b') {
+      if (!key.empty()) {
+        key.pop_back();
+        (void)::write(tty, "\b \b", 3);
+      }
+    } else if (c == 0x03 || c == 0x04) {  // Ctrl-C, Ctrl-D: give up, save nothing
+      key.clear();
+      break;
+    } else {
+      key += c;
+      (void)::write(tty, "*", 1);
+    }
+  }
+  (void)::write(tty, "\n", 1);
+  ::tcsetattr(tty, TCSAFLUSH, &saved);
+  ::close(tty);
+  return key;
+}
+
+std::string readKey(const std::string& ability) {
+  if (::isatty(STDIN_FILENO)) {
+    if (auto key = promptMasked(ability)) return *key;
+  }
+  std::string key((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
+  return key;
+}
+
+int keySet(Context& context, const std::string& name) {
+  const marketplace::AbilityRecord* record = context.catalog.findAbilityRecord(name);
+  if (record == nullptr) {
+    printError("there is no ability named \"" + name + "\"; `kaja abilities` lists them");
+    return kExitUsage;
+  }
+  if (record->ability && !record->ability->auth) {
+    printWarning(name + " declares no auth in its manifest, so the key will not be used until "
+                        "it does");
+  }
+  std::string key = readKey(name);
+  if (auto ok = core::Secrets::checkKey(key); !ok) {
+    printError(ok.error());
+    return kExitUsage;
+  }
+  context.secrets.set(name, std::move(key));
+  if (auto saved = context.secrets.save(context.paths.secretsFile); !saved) {
+    printError(saved.error());
+    return kExitFailed;
+  }
+  std::fprintf(stderr, "kaja: saved the key for %s in %s\n", name.c_str(),
+               context.paths.secretsFile.c_str());
+  return kExitOk;
+}
+
+int keyRemove(Context& context, const std::string& name) {
+  if (!context.secrets.remove(name)) {
+    std::fprintf(stderr, "kaja: no key was stored for %s; nothing to remove\n", name.c_str());
+    return kExitOk;
+  }
+  if (auto saved = context.secrets.save(context.paths.secretsFile); !saved) {
+    printError(saved.error());
+    return kExitFailed;
+  }
+  std::fprintf(stderr, "kaja: removed the key for %s\n", name.c_str());
+  return kExitOk;
+}
+
+int keyList(const Context& context, bool asJson) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& record : context.catalog.abilities()) {
+    if (!record.ability || !record.ability->auth) continue;
+    bool stored = context.secrets.has(record.name);
+    bool keyless = record.ability->auth->keyless;
+    if (asJson) {
+      out.push_back({{"name", record.name}, {"stored", stored}, {"keyless", keyless}});
+    } else {
+      std::printf("%-24s %s\n", record.name.c_str(),
+                  stored    ? "key stored"
+                  : keyless ? "no key (works without one; a key may raise limits)"
+                            : "no key (off until you add one)");
+    }
+  }
+  if (asJson) std::printf("%s\n", out.dump(2).c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+int runKey(std::span<const std::string> args) {
+  auto parsed = parseArgs(args, {"--json"});
+  if (!parsed) {
+    printError(parsed.error());
+    return kExitUsage;
+  }
+  const auto& words = parsed->positional;
+  bool list = words.size() == 1 && words[0] == "list";
+  bool change = words.size() == 2 && (words[0] == "set" || words[0] == "rm");
+  if (!list && !change) {
+    printError("usage: kaja key set NAME | kaja key rm NAME | kaja key list [--json]");
+    return kExitUsage;
+  }
+  if (change && !core::isValidName(words[1])) {
+    printError("\"" + words[1] + "\" is not an ability name (letters, digits, - and _)");
+    return kExitUsage;
+  }
+  auto context = Context::load();
+  if (!context) {
+    printError(context.error());
+    return exitCodeFor(context.error());
+  }
+  if (list) return keyList(*context, parsed->has("--json"));
+  return words[0] == "set" ? keySet(*context, words[1]) : keyRemove(*context, words[1]);
+}
+
+}  // namespace kaja::cli

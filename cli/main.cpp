@@ -1,0 +1,107 @@
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "cli/output.h"
+#include "core/manifest/field_reader.h"
+
+namespace kaja::cli {
+namespace {
+
+constexpr Command kCommands[] = {
+    {"abilities", "abilities [--json]", "show every ability and what it runs on this machine",
+     "Lists every ability in the marketplace (shipped and your own) with its state:\n"
+     "  on        it can start (or be reached) here\n"
+     "  off       it needs something from you first, such as an API key\n"
+     "  left-out  nothing here can start it; the row says what to install\n"
+     "  broken    its mcp.toml has an error; the row says which line\n"
+     "and the runner it gets (bunx, npx, uvx, pipx, docker, command or remote) with the exact\n"
+     "command line (env var names, never values) or URL.\n\n"
+     "Options:\n  --json    print an array of objects instead of a table\n",
+     runAbilities},
+    {"config", "config paths [--json]", "show where kaja keeps its files",
+     "Prints the config dir ($XDG_CONFIG_HOME/kaja), data dir ($XDG_DATA_HOME/kaja), your\n"
+     "marketplace, the shipped marketplace, the secrets file, backups and tools folders.\n\n"
+     "Options:\n  --json    print an object instead of lines\n",
+     runConfig},
+    {"key", "key set NAME | key rm NAME | key list [--json]", "store or remove an API key",
+     "kaja key set NAME   reads the key from stdin, or from a masked prompt on a terminal,\n"
+     "                    and stores it in secrets.toml (mode 0600)\n"
+     "kaja key rm NAME    removes the stored key\n"
+     "kaja key list       shows which abilities take a key and whether one is stored\n"
+     "Keys never appear in argv, logs, errors or --json output.\n",
+     runKey},
+};
+
+void printUsage(std::FILE* out) {
+  std::fprintf(out,
+               "kaja %s: runs MCP servers (abilities) for agents, behind a policy.\n\n"
+               "Usage: kaja [--verbose] COMMAND [OPTIONS]\n\nCommands:\n",
+               KAJA_VERSION);
+  for (const auto& command : kCommands) {
+    std::fprintf(out, "  %-44.*s %.*s\n", static_cast<int>(command.synopsis.size()),
+                 command.synopsis.data(), static_cast<int>(command.summary.size()),
+                 command.summary.data());
+  }
+  std::fprintf(out,
+               "\nEvery command takes --help. Colour is used only on a terminal, never with "
+               "NO_COLOR set.\n\nExit codes:\n"
+               "  0  done\n"
+               "  1  the work ran and failed (a tool returned an error, a check failed)\n"
+               "  2  usage or configuration error\n"
+               "  3  refused by a rule, or approval declined\n"
+               "  4  could not connect to a server\n");
+}
+
+}  // namespace
+
+std::span<const Command> commands() { return kCommands; }
+
+}  // namespace kaja::cli
+
+int main(int argc, char** argv) {
+  using namespace kaja::cli;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  // Global flags may come before the command.
+  size_t first = 0;
+  while (first < args.size() && (args[first] == "--verbose" || args[first] == "-v")) {
+    options().verbose = true;
+    ++first;
+  }
+  if (first >= args.size() || args[first] == "--help" || args[first] == "-h" ||
+      args[first] == "help") {
+    bool asked = first < args.size();
+    if (asked && args[first] == "help" && first + 1 < args.size()) {
+      args.erase(args.begin() + static_cast<long>(first));
+      args.push_back("--help");
+    } else {
+      printUsage(asked ? stdout : stderr);
+      return asked ? kExitOk : kExitUsage;
+    }
+  }
+  if (args[first] == "--version") {
+    std::printf("kaja %s\n", KAJA_VERSION);
+    return kExitOk;
+  }
+  for (const auto& command : commands()) {
+    if (command.name != args[first]) continue;
+    std::vector<std::string> rest(args.begin() + static_cast<long>(first) + 1, args.end());
+    for (const auto& arg : rest) {
+      if (arg == "--verbose" || arg == "-v") options().verbose = true;
+      if (arg == "--help" || arg == "-h") {
+        std::printf("Usage: kaja %.*s\n\n%.*s", static_cast<int>(command.synopsis.size()),
+                    command.synopsis.data(), static_cast<int>(command.help.size()),
+                    command.help.data());
+        return kExitOk;
+      }
+    }
+    return command.run(rest);
+  }
+  std::string message = "unknown command \"" + args[first] + "\"";
+  std::string near = kaja::core::nearestWord(args[first], {"abilities", "config", "key"});
+  if (!near.empty()) message += "; did you mean \"" + near + "\"?";
+  printError(message + " (kaja --help lists the commands)");
+  return kExitUsage;
+}

@@ -1,0 +1,118 @@
+#include "cli/output.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "cli/command.h"
+
+namespace kaja::cli {
+
+Options& options() {
+  static Options instance;
+  return instance;
+}
+
+void printError(const core::Error& error) {
+  std::fprintf(stderr, "kaja: error: %s\n", error.describe().c_str());
+  if (options().verbose && !error.detail.empty()) {
+    std::fprintf(stderr, "%s\n", error.detail.c_str());
+  }
+}
+
+void printError(std::string_view message) {
+  std::fprintf(stderr, "kaja: error: %.*s\n", static_cast<int>(message.size()), message.data());
+}
+
+void printWarning(std::string_view message) {
+  std::fprintf(stderr, "kaja: warning: %.*s\n", static_cast<int>(message.size()),
+               message.data());
+}
+
+bool useColour(std::FILE* stream) {
+  const char* noColour = std::getenv("NO_COLOR");
+  if (noColour != nullptr && *noColour != '\0') return false;
+  return ::isatty(::fileno(stream)) != 0;
+}
+
+std::string colour(std::string_view text, std::string_view code, bool enabled) {
+  if (!enabled) return std::string(text);
+  return "\033[" + std::string(code) + "m" + std::string(text) + "\033[0m";
+}
+
+size_t displayWidth(std::string_view text) {
+  size_t width = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    // ANSI colour sequences ("\033[…m") take no columns.
+    if (text[i] == '\033') {
+      size_t end = text.find('m', i);
+      if (end != std::string_view::npos) {
+        i = end;
+        continue;
+      }
+    }
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++width;
+  }
+  return width;
+}
+
+std::string fitWidth(std::string_view text, size_t width) {
+  if (displayWidth(text) <= width) return std::string(text);
+  if (width == 0) return {};
+  std::string out;
+  size_t columns = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    bool starts = (static_cast<unsigned char>(text[i]) & 0xC0) != 0x80;
+    if (starts && ++columns > width - 1) break;
+    out += text[i];
+  }
+  return out + "…";
+}
+
+std::string Table::render(size_t width, bool colourHeader) const {
+  size_t columns = headers_.size();
+  std::vector<size_t> widths(columns);
+  for (size_t c = 0; c < columns; ++c) widths[c] = displayWidth(headers_[c]);
+  for (const auto& row : rows_) {
+    for (size_t c = 0; c < columns && c < row.size(); ++c) {
+      widths[c] = std::max(widths[c], displayWidth(row[c]));
+    }
+  }
+  // Fixed columns keep their natural width up to a cap; the last one gets the rest.
+  size_t used = 0;
+  for (size_t c = 0; c + 1 < columns; ++c) {
+    widths[c] = std::min<size_t>(widths[c], 24);
+    used += widths[c] + 2;
+  }
+  widths[columns - 1] = width > used + 10 ? width - used : 10;
+
+  auto line = [&](const std::vector<std::string>& cells, bool header) {
+    std::string out;
+    for (size_t c = 0; c < columns; ++c) {
+      std::string cell = fitWidth(c < cells.size() ? cells[c] : "", widths[c]);
+      if (c + 1 < columns) cell += std::string(widths[c] + 2 - displayWidth(cell), ' ');
+      out += cell;
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return (header ? colour(out, "1", colourHeader) : out) + "\n";
+  };
+  std::string out = line(headers_, true);
+  for (const auto& row : rows_) out += line(row, false);
+  return out;
+}
+
+int exitCodeFor(const core::Error& error) {
+  switch (error.code) {
+    case core::ErrorCode::kInvalidConfig:
+    case core::ErrorCode::kUsage:
+    case core::ErrorCode::kNotFound: return kExitUsage;
+    case core::ErrorCode::kRefused: return kExitRefused;
+    case core::ErrorCode::kConnect:
+    case core::ErrorCode::kSpawn:
+    case core::ErrorCode::kTimeout: return kExitConnect;
+    default: return kExitFailed;
+  }
+}
+
+}  // namespace kaja::cli

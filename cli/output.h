@@ -1,0 +1,52 @@
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+
+namespace kaja::cli {
+
+/// Global switches every subcommand honours.
+struct Options {
+  bool verbose = false;
+};
+
+/// Returns the process-wide options (set by main).
+Options& options();
+
+/// Prints "kaja: error: <sentence>" on stderr, plus the detail under --verbose.
+void printError(const core::Error& error);
+void printError(std::string_view message);
+/// Prints "kaja: warning: <sentence>" on stderr.
+void printWarning(std::string_view message);
+
+/// Returns true when colour may be used on `stream`: a terminal, and NO_COLOR unset.
+bool useColour(std::FILE* stream);
+/// Wraps `text` in an ANSI colour code when `enabled`.
+std::string colour(std::string_view text, std::string_view code, bool enabled);
+
+/// Returns the number of terminal columns a UTF-8 string takes (one per code point).
+size_t displayWidth(std::string_view text);
+/// Returns `text` cut to `width` columns, with "…" at the end when it was cut.
+std::string fitWidth(std::string_view text, size_t width);
+
+/// A plain text table that fits a width: the last column takes what the others leave.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
+  void addRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  /// Returns the table as text, every line at most `width` columns.
+  [[nodiscard]] std::string render(size_t width, bool colourHeader) const;
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+/// Returns the exit code for an error from core.
+int exitCodeFor(const core::Error& error);
+
+}  // namespace kaja::cli

@@ -1,0 +1,114 @@
+#include "core/manifest/secrets.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "core/manifest/field_reader.h"
+#include "core/manifest/toml_value.h"
+#include "core/util/sys.h"
+
+namespace kaja::core {
+namespace {
+
+// toml++'s messages can quote the text around a syntax error, which may be a key, so a
+// broken secrets file is reported by line only.
+Result<TomlValue> parseSecretsFile(const std::string& file) {
+  auto root = parseTomlFile(file);
+  if (root) return root;
+  Error err = root.error();
+  err.message = err.code == ErrorCode::kIo
+                    ? "cannot read the secrets file; check its owner and mode"
+                    : "the secrets file is not valid TOML; fix that line or remove the key with "
+                      "`kaja key rm NAME` and set it again";
+  err.detail.clear();
+  return std::unexpected(err);
+}
+
+}  // namespace
+
+Result<Secrets> Secrets::load(const std::string& file) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return Secrets{};
+  auto root = parseSecretsFile(file);
+  if (!root) return std::unexpected(root.error());
+  FieldReader top(*root, file, "");
+  if (auto ok = top.onlyKeys({"abilities"}); !ok) return std::unexpected(ok.error());
+  Secrets secrets;
+  const TomlValue* abilities = top.get("abilities");
+  if (abilities == nullptr) return secrets;
+  if (abilities->type != TomlValue::Type::kTable) {
+    return std::unexpected(top.errorAt(*abilities, "abilities",
+                                       "must be a table of [abilities.<name>] sections."));
+  }
+  for (const auto& [name, section] : abilities->fields) {
+    std::string where = "abilities." + name;
+    if (section.type != TomlValue::Type::kTable) {
+      return std::unexpected(top.errorAt(section, where,
+                                         "must be a section with an api_key, not " +
+                                             std::string(describeType(section.type)) + "."));
+    }
+    FieldReader reader(section, file, where);
+    if (auto ok = reader.onlyKeys({"api_key"}); !ok) return std::unexpected(ok.error());
+    const TomlValue* key = reader.get("api_key");
+    if (key == nullptr) continue;
+    if (key->type != TomlValue::Type::kString) {
+      return std::unexpected(reader.errorAt(*key, "api_key", "must be a string."));
+    }
+    secrets.keys_[name] = key->text;
+  }
+  return secrets;
+}
+
+std::optional<std::string> Secrets::key(const std::string& ability) const {
+  auto it = keys_.find(ability);
+  if (it == keys_.end()) return std::nullopt;
+  return it->second;
+}
+
+void Secrets::set(const std::string& ability, std::string key) { keys_[ability] = std::move(key); }
+
+bool Secrets::remove(const std::string& ability) { return keys_.erase(ability) > 0; }
+
+Result<void> Secrets::checkKey(const std::string& key) {
+  if (key.empty()) return fail(ErrorCode::kUsage, "the key is empty; nothing was saved");
+  for (unsigned char c : key) {
+    if (c < 0x20 || c == 0x7f) {
+      return fail(ErrorCode::kUsage,
+                  "the key holds a control character (a stray newline or tab?); nothing was "
+                  "saved");
+    }
+  }
+  return {};
+}
+
+Result<void> Secrets::save(const std::string& file) const {
+  TomlValue root;
+  TomlValue abilities;
+  for (const auto& [name, key] : keys_) {
+    TomlValue section;
+    TomlValue value;
+    value.type = TomlValue::Type::kString;
+    value.text = key;
+    section.fields.emplace_back("api_key", std::move(value));
+    abilities.fields.emplace_back(name, std::move(section));
+  }
+  root.fields.emplace_back("abilities", std::move(abilities));
+  std::string text =
+      "# kaja's API keys, one section per ability. Keep this file mode 0600.\n" +
+      formatToml(root);
+  return writeFileAtomically(file, text, 0600);
+}
+
+std::optional<std::string> Secrets::permissionProblem(const std::string& file) {
+  struct stat info {};
+  if (::stat(file.c_str(), &info) != 0) return std::nullopt;
+  if ((info.st_mode & 077) == 0) return std::nullopt;
+  return file + " can be read by other users; run: chmod 600 '" + file + "'";
+}
+
+}  // namespace kaja::core

@@ -1,0 +1,187 @@
+#include "core/manifest/toml_value.h"
+
+#include <toml++/toml.h>
+
+#include <cstdio>
+
+namespace kaja::core {
+namespace {
+
+int lineOf(const toml::node& node) { return static_cast<int>(node.source().begin.line); }
+
+TomlValue convert(const toml::node& node) {
+  TomlValue out;
+  out.line = lineOf(node);
+  if (const auto* table = node.as_table()) {
+    out.type = TomlValue::Type::kTable;
+    for (const auto& [key, child] : *table) {
+      TomlValue value = convert(child);
+      // A key's own line is more useful than its value's when the value is a table.
+      if (key.source().begin.line != 0) value.line = static_cast<int>(key.source().begin.line);
+      out.fields.emplace_back(std::string(key.str()), std::move(value));
+    }
+  } else if (const auto* array = node.as_array()) {
+    out.type = TomlValue::Type::kArray;
+    for (const auto& child : *array) out.items.push_back(convert(child));
+  } else if (const auto* str = node.as_string()) {
+    out.type = TomlValue::Type::kString;
+    out.text = str->get();
+  } else if (const auto* integer = node.as_integer()) {
+    out.type = TomlValue::Type::kInteger;
+    out.integer = integer->get();
+  } else if (const auto* number = node.as_floating_point()) {
+    out.type = TomlValue::Type::kFloat;
+    out.number = number->get();
+  } else if (const auto* boolean = node.as_boolean()) {
+    out.type = TomlValue::Type::kBoolean;
+    out.boolean = boolean->get();
+  } else {
+    out.type = TomlValue::Type::kDateTime;
+    // Dates and times are not used by any kaja file; keep a printable placeholder.
+    out.text = "<date or time>";
+  }
+  return out;
+}
+
+Result<TomlValue> parseWith(const auto& parse, const std::string& sourceName) {
+  try {
+    toml::table table = parse();
+    TomlValue root = convert(table);
+    root.line = 1;
+    return root;
+  } catch (const toml::parse_error& err) {
+    return fail(ErrorCode::kInvalidConfig,
+                "not valid TOML: " + std::string(err.description()),
+                sourceName + ":" + std::to_string(err.source().begin.line));
+  } catch (const std::exception& err) {
+    return fail(ErrorCode::kIo, std::string("cannot read the file: ") + err.what(), sourceName);
+  }
+}
+
+void appendQuoted(std::string& out, const std::string& text) {
+  out += '"';
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+}
+
+bool isBareKey(const std::string& key) {
+  if (key.empty()) return false;
+  for (char c : key) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return false;
+  }
+  return true;
+}
+
+void appendKey(std::string& out, const std::string& key) {
+  if (isBareKey(key)) {
+    out += key;
+  } else {
+    appendQuoted(out, key);
+  }
+}
+
+void appendInline(std::string& out, const TomlValue& value) {
+  switch (value.type) {
+    case TomlValue::Type::kString: appendQuoted(out, value.text); break;
+    case TomlValue::Type::kInteger: out += std::to_string(value.integer); break;
+    case TomlValue::Type::kFloat: out += std::to_string(value.number); break;
+    case TomlValue::Type::kBoolean: out += value.boolean ? "true" : "false"; break;
+    case TomlValue::Type::kDateTime: out += value.text; break;
+    case TomlValue::Type::kArray: {
+      out += '[';
+      for (size_t i = 0; i < value.items.size(); ++i) {
+        if (i > 0) out += ", ";
+        appendInline(out, value.items[i]);
+      }
+      out += ']';
+      break;
+    }
+    case TomlValue::Type::kTable: {
+      out += '{';
+      for (size_t i = 0; i < value.fields.size(); ++i) {
+        out += i > 0 ? ", " : " ";
+        appendKey(out, value.fields[i].first);
+        out += " = ";
+        appendInline(out, value.fields[i].second);
+      }
+      out += value.fields.empty() ? "}" : " }";
+      break;
+    }
+  }
+}
+
+void appendTable(std::string& out, const TomlValue& table, const std::string& prefix) {
+  for (const auto& [key, value] : table.fields) {
+    if (value.type == TomlValue::Type::kTable) continue;
+    appendKey(out, key);
+    out += " = ";
+    appendInline(out, value);
+    out += '\n';
+  }
+  for (const auto& [key, value] : table.fields) {
+    if (value.type != TomlValue::Type::kTable) continue;
+    std::string name = prefix;
+    if (!name.empty()) name += '.';
+    if (isBareKey(key)) {
+      name += key;
+    } else {
+      appendQuoted(name, key);
+    }
+    out += "\n[" + name + "]\n";
+    appendTable(out, value, name);
+  }
+}
+
+}  // namespace
+
+const TomlValue* TomlValue::find(std::string_view key) const {
+  for (const auto& [name, value] : fields) {
+    if (name == key) return &value;
+  }
+  return nullptr;
+}
+
+const char* describeType(TomlValue::Type type) {
+  switch (type) {
+    case TomlValue::Type::kString: return "a string";
+    case TomlValue::Type::kInteger: return "an integer";
+    case TomlValue::Type::kFloat: return "a number";
+    case TomlValue::Type::kBoolean: return "a boolean";
+    case TomlValue::Type::kArray: return "an array";
+    case TomlValue::Type::kTable: return "a table";
+    case TomlValue::Type::kDateTime: return "a date";
+  }
+  return "a value";
+}
+
+Result<TomlValue> parseTomlFile(const std::string& path) {
+  return parseWith([&] { return toml::parse_file(path); }, path);
+}
+
+Result<TomlValue> parseTomlText(std::string_view text, const std::string& sourceName) {
+  return parseWith([&] { return toml::parse(text, sourceName); }, sourceName);
+}
+
+std::string formatToml(const TomlValue& table) {
+  std::string out;
+  appendTable(out, table, "");
+  return out;
+}
+
+}  // namespace kaja::core

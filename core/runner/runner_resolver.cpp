@@ -1,0 +1,208 @@
+#include "core/runner/runner_resolver.h"
+
+#include <cstdlib>
+
+#include "core/runner/docker_probe.h"
+
+namespace kaja::core {
+namespace {
+
+// "name@1.2.3" → {"name", "1.2.3"}; a scoped npm name keeps its leading '@'.
+std::pair<std::string, std::string> splitVersion(const std::string& spec) {
+  size_t at = spec.rfind('@');
+  if (at == std::string::npos || at == 0) return {spec, ""};
+  return {spec.substr(0, at), spec.substr(at + 1)};
+}
+
+struct Candidate {
+  RunnerKind runner;
+  std::vector<std::string> argv;
+  std::vector<EnvVar> extraEnv;  ///< only for the docker client
+};
+
+std::optional<Candidate> npmCandidate(const std::string& spec, const RunnerContext& context) {
+  // Without Node.js, bunx must run the package's scripts on bun itself.
+  bool haveNode = context.finder.find("node").has_value();
+  std::vector<std::string> bunArgs;
+  if (auto bunx = context.finder.find("bunx")) {
+    bunArgs = {*bunx};
+  } else if (auto bun = context.finder.find("bun")) {
+    bunArgs = {*bun, "x"};
+  }
+  if (!bunArgs.empty()) {
+    if (!haveNode) bunArgs.push_back("--bun");
+    bunArgs.push_back(spec);
+    return Candidate{RunnerKind::kBunx, bunArgs, {}};
+  }
+  if (auto npx = context.finder.find("npx"); npx && haveNode) {
+    return Candidate{RunnerKind::kNpx, {*npx, "-y", spec}, {}};
+  }
+  return std::nullopt;
+}
+
+std::optional<Candidate> pypiCandidate(const std::string& spec, const RunnerContext& context) {
+  auto [name, version] = splitVersion(spec);
+  if (auto uvx = context.finder.find("uvx")) {
+    return Candidate{RunnerKind::kUvx, {*uvx, spec}, {}};
+  }
+  if (auto pipx = context.finder.find("pipx")) {
+    std::string pin = version.empty() ? name : name + "==" + version;
+    return Candidate{RunnerKind::kPipx, {*pipx, "run", "--spec", pin, name}, {}};
+  }
+  return std::nullopt;
+}
+
+// Docker's -e NAME copies the value from the client's own environment, so values never
+// appear on the command line; the caller adds the names once the env is known.
+std::optional<Candidate> dockerCandidate(const RunnerContext& context,
+                                         std::string& whyNot) {
+  auto docker = context.finder.find("docker");
+  if (!docker) return std::nullopt;
+  bool answers = context.dockerAnswers ? context.dockerAnswers(*docker)
+                                       : dockerEngineAnswers(*docker, context.dockerEnv);
+  if (!answers) {
+    whyNot = "docker is installed but no Docker engine answers";
+    return std::nullopt;
+  }
+  return Candidate{RunnerKind::kDocker, {*docker, "run", "-i", "--rm"}, context.dockerEnv};
+}
+
+std::string installHint(const PackageSpec& package, const std::string& dockerWhyNot) {
+  std::vector<std::string> options;
+  if (package.npm) options.push_back("bun or Node.js (for bunx or npx)");
+  if (package.pypi) options.push_back("uv (for uvx) or pipx");
+  if (package.docker) {
+    options.push_back(dockerWhyNot.empty() ? "Docker" : "a running Docker engine");
+  }
+  std::string out = "nothing here can start it";
+  if (!dockerWhyNot.empty()) out += " (" + dockerWhyNot + ")";
+  out += "; install ";
+  for (size_t i = 0; i < options.size(); ++i) {
+    if (i > 0) out += i + 1 == options.size() ? ", or " : ", ";
+    out += options[i];
+  }
+  return out;
+}
+
+void resolveRemote(const Ability& ability, const std::optional<std::string>& key,
+                   Resolution& out) {
+  RemotePlan plan;
+  plan.url = ability.url.value_or("");
+  plan.sse = ability.transport == Transport::kSse;
+  if (ability.auth && key) {
+    plan.headers.emplace_back(ability.auth->name, ability.auth->prefix + *key);
+  }
+  out.runner = RunnerKind::kRemote;
+  out.remote = std::move(plan);
+}
+
+bool resolveStdio(const Ability& ability, const RunnerContext& context,
+                  const std::optional<std::string>& key, Resolution& out) {
+  std::optional<Candidate> chosen;
+  std::string dockerWhyNot;
+  if (ability.command) {
+    auto program = context.finder.find(*ability.command);
+    if (!program) {
+      out.reason = "\"" + *ability.command + "\" is not installed (not found on PATH); install "
+                   "it or fix \"command\" in " + ability.manifestPath;
+      return false;
+    }
+    chosen = Candidate{RunnerKind::kCommand, {*program}, {}};
+  } else if (ability.package) {
+    const PackageSpec& package = *ability.package;
+    if (package.npm) chosen = npmCandidate(*package.npm, context);
+    if (!chosen && package.pypi) chosen = pypiCandidate(*package.pypi, context);
+    if (!chosen && package.docker) chosen = dockerCandidate(context, dockerWhyNot);
+    if (!chosen) {
+      out.reason = installHint(package, dockerWhyNot);
+      return false;
+    }
+  }
+
+  std::vector<EnvVar> extra;
+  if (ability.auth && ability.auth->in == KeyPlacement::kEnv && key) {
+    extra.push_back({ability.auth->name, *key, true});
+  }
+  ChildEnv env = buildChildEnv(context.host, ability.env, ability.name, extra);
+  out.warnings = std::move(env.warnings);
+
+  LaunchPlan plan;
+  plan.runner = chosen->runner;
+  plan.argv = std::move(chosen->argv);
+  if (plan.runner == RunnerKind::kDocker) {
+    // Only the ability's own variables and its key cross into the container, by name.
+    for (const auto& [name, value] : ability.env) {
+      if (!isLoaderVariable(name)) {
+        plan.argv.push_back("-e");
+        plan.argv.push_back(name);
+      }
+    }
+    if (ability.auth && ability.auth->in == KeyPlacement::kEnv) {
+      plan.argv.push_back("-e");
+      plan.argv.push_back(ability.auth->name);
+    }
+    plan.argv.push_back(*ability.package->docker);
+    for (auto& var : chosen->extraEnv) env.vars.push_back(var);
+  }
+  for (const auto& arg : ability.args) plan.argv.push_back(arg);
+  for (const auto& [name, value] : ability.env) {
+    if (!isLoaderVariable(name)) plan.shownEnv.push_back(name);
+  }
+  if (ability.auth && ability.auth->in == KeyPlacement::kEnv) {
+    plan.shownEnv.push_back(ability.auth->name);
+  }
+  plan.env = std::move(env.vars);
+  out.runner = plan.runner;
+  out.launch = std::move(plan);
+  return true;
+}
+
+}  // namespace
+
+const char* toString(AbilityState state) {
+  switch (state) {
+    case AbilityState::kOn: return "on";
+    case AbilityState::kOff: return "off";
+    case AbilityState::kLeftOut: return "left-out";
+  }
+  return "left-out";
+}
+
+RunnerContext RunnerContext::fromProcess(const std::vector<std::string>& toolDirs) {
+  const char* path = std::getenv("PATH");
+  RunnerContext context{ExecutableFinder(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin",
+                                         toolDirs),
+                        HostEnv::fromProcess(),
+                        {},
+                        {}};
+  for (const char* name : {"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_CERT_PATH",
+                           "DOCKER_TLS_VERIFY"}) {
+    if (const char* value = std::getenv(name)) context.dockerEnv.push_back({name, value, false});
+  }
+  return context;
+}
+
+std::string Resolution::runs() const {
+  if (remote) return remote->url;
+  return launch ? launch->display() : std::string();
+}
+
+Resolution resolveAbility(const Ability& ability, const RunnerContext& context,
+                          const std::optional<std::string>& key) {
+  Resolution out;
+  if (ability.isRemote()) {
+    resolveRemote(ability, key, out);
+  } else if (!resolveStdio(ability, context, key, out)) {
+    out.state = AbilityState::kLeftOut;
+    return out;
+  }
+  if (ability.needsKey() && !key) {
+    out.state = AbilityState::kOff;
+    out.reason = "needs an API key; add one with `kaja key set " + ability.name + "`";
+    return out;
+  }
+  out.state = AbilityState::kOn;
+  return out;
+}
+
+}  // namespace kaja::core

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/manifest/ability.h"
+#include "core/runner/child_env.h"
+#include "core/runner/executable_finder.h"
+#include "core/runner/launch_plan.h"
+
+namespace kaja::core {
+
+/// What an ability is on this machine.
+enum class AbilityState {
+  kOn,       ///< can start (or be reached) now
+  kOff,      ///< needs something from the user first, e.g. an API key
+  kLeftOut,  ///< nothing here can start it; `reason` says what to install
+};
+
+/// Returns "on", "off" or "left-out".
+const char* toString(AbilityState state);
+
+/// The machine facts runner resolution depends on. Tests build one around a temporary
+/// PATH of stub executables.
+struct RunnerContext {
+  ExecutableFinder finder;  ///< PATH plus kaja's tools folders (where its bun may live)
+  HostEnv host;             ///< what every child inherits
+  std::vector<EnvVar> dockerEnv;  ///< DOCKER_HOST and friends, for the docker client only
+  /// Asks whether a Docker engine answers the client at the given path; by default the
+  /// cached dockerEngineAnswers().
+  std::function<bool(const std::string& dockerPath)> dockerAnswers;
+
+  /// Returns the context for this process: its PATH, the tools folders given, its env.
+  static RunnerContext fromProcess(const std::vector<std::string>& toolDirs);
+};
+
+/// How an ability runs here: a launch plan or remote plan, or why it cannot.
+struct Resolution {
+  AbilityState state = AbilityState::kLeftOut;
+  std::string reason;  ///< why it is off or left out: one sentence with what to do
+  std::optional<RunnerKind> runner;
+  std::optional<LaunchPlan> launch;  ///< for stdio abilities that can start
+  std::optional<RemotePlan> remote;  ///< for http and sse abilities
+  std::vector<std::string> warnings;
+
+  /// Returns the command line (env var names only, never values) or the URL.
+  [[nodiscard]] std::string runs() const;
+};
+
+/// Picks the runner for `ability` (K5–K8): npm through bunx (bun on PATH or in kaja's tools
+/// folder), else npx; pypi through uvx, else pipx; docker only when nothing earlier can
+/// start it and an engine answers; a `command` as given. `key` is the user's API key.
+Resolution resolveAbility(const Ability& ability, const RunnerContext& context,
+                          const std::optional<std::string>& key);
+
+}  // namespace kaja::core

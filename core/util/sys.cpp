@@ -1,0 +1,76 @@
+#include "core/util/sys.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+namespace kaja::core {
+
+std::string syscallMessage(std::string_view call, std::string_view what, int err) {
+  return std::string(call) + "(" + std::string(what) + "): " + std::strerror(err);
+}
+
+Result<void> makeDirectories(const std::string& dir, mode_t mode) {
+  std::string partial;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = dir.find('/', pos + 1);
+    partial = dir.substr(0, pos);
+    if (partial.empty()) continue;
+    if (::mkdir(partial.c_str(), mode) != 0 && errno != EEXIST) {
+      return fail(ErrorCode::kIo, syscallMessage("mkdir", partial, errno));
+    }
+  }
+  return {};
+}
+
+Result<void> writeFileAtomically(const std::string& path, std::string_view content, mode_t mode) {
+  std::filesystem::path target(path);
+  std::string dir = target.parent_path().string();
+  if (auto made = makeDirectories(dir, 0700); !made) return made;
+  std::random_device random;
+  std::string temp = dir + "/." + target.filename().string() + ".tmp" + std::to_string(random());
+  int fd = retryOnEintr(
+      [&] { return ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode); });
+  if (fd < 0) return fail(ErrorCode::kIo, syscallMessage("open", temp, errno));
+  auto abandon = [&](std::string_view call) {
+    int err = errno;
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return fail(ErrorCode::kIo, syscallMessage(call, temp, err));
+  };
+  // The umask may have narrowed `mode`; a secrets file must end up exactly as asked.
+  if (::fchmod(fd, mode) != 0) return abandon("fchmod");
+  size_t written = 0;
+  while (written < content.size()) {
+    ssize_t n = retryOnEintr(
+        [&] { return ::write(fd, content.data() + written, content.size() - written); });
+    if (n < 0) return abandon("write");
+    written += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) return abandon("fsync");
+  if (::close(fd) != 0) {
+    int err = errno;
+    ::unlink(temp.c_str());
+    return fail(ErrorCode::kIo, syscallMessage("close", temp, err));
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(temp.c_str());
+    return fail(ErrorCode::kIo, syscallMessage("rename", path, err));
+  }
+  int dirFd = retryOnEintr(
+      [&] { return ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
+  if (dirFd >= 0) {
+    ::fsync(dirFd);
+    ::close(dirFd);
+  }
+  return {};
+}
+
+}  // namespace kaja::core

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <string_view>
+
+#include "core/error.h"
+
+namespace kaja::core {
+
+/// Returns "call(what): strerror(err)", the shape of every syscall error kaja reports.
+std::string syscallMessage(std::string_view call, std::string_view what, int err);
+
+/// Calls `fn` again while it fails with EINTR; the one place kaja retries EINTR.
+template <class Fn>
+auto retryOnEintr(Fn fn) -> decltype(fn()) {
+  decltype(fn()) result;
+  do {
+    result = fn();
+  } while (result == -1 && errno == EINTR);
+  return result;
+}
+
+/// Creates `dir` and its parents with `mode` for the ones it creates.
+Result<void> makeDirectories(const std::string& dir, mode_t mode);
+
+/// Replaces `path` with `content` so that a reader sees the old or the new file, never a
+/// mix: writes a temporary file in the same folder with `mode`, fsyncs it, renames it into
+/// place and fsyncs the folder. Creates the folder (0700) when missing.
+Result<void> writeFileAtomically(const std::string& path, std::string_view content, mode_t mode);
+
+}  // namespace kaja::core

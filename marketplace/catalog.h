@@ -1,0 +1,57 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/manifest/ability.h"
+#include "core/manifest/persona.h"
+
+namespace kaja::marketplace {
+
+/// One ability folder as found on disk: loaded, or broken with the reason.
+struct AbilityRecord {
+  std::string name;
+  std::string dir;
+  bool shipped = false;
+  std::optional<core::Ability> ability;  ///< set when the manifest loaded
+  std::optional<core::Error> error;      ///< set when it is broken
+};
+
+/// One persona file as found on disk.
+struct PersonaRecord {
+  std::string name;
+  std::string file;
+  bool shipped = false;
+  std::optional<core::Persona> persona;
+  std::optional<core::Error> error;
+  std::vector<std::string> warnings;  ///< e.g. an ability it names that does not exist
+};
+
+/// Every ability and persona kaja knows, merged from its layers. A later layer's entry of
+/// the same name replaces the whole earlier entry. Loading never fails as a whole: a broken
+/// file becomes a broken record and everything else still loads.
+class Catalog {
+ public:
+  /// Loads `layers` in order, lowest first (the shipped marketplace, then the user's).
+  /// Each layer is a folder holding `abilities/<name>/mcp.toml` and `personas/<name>.toml`;
+  /// a missing folder is an empty layer.
+  static Catalog load(const std::vector<std::string>& layers, bool firstLayerShipped = true);
+
+  /// Returns the records sorted by name.
+  [[nodiscard]] const std::vector<AbilityRecord>& abilities() const { return abilities_; }
+  [[nodiscard]] const std::vector<PersonaRecord>& personas() const { return personas_; }
+
+  /// Returns the loaded ability or nullptr when unknown or broken.
+  [[nodiscard]] const core::Ability* findAbility(const std::string& name) const;
+  /// Returns the record (loaded or broken) or nullptr when unknown.
+  [[nodiscard]] const AbilityRecord* findAbilityRecord(const std::string& name) const;
+  [[nodiscard]] const core::Persona* findPersona(const std::string& name) const;
+
+ private:
+  std::vector<AbilityRecord> abilities_;
+  std::vector<PersonaRecord> personas_;
+};
+
+}  // namespace kaja::marketplace
