@@ -21,6 +21,7 @@ struct Row {
   std::string reason;
   std::string runner;
   std::string runs;
+  std::string shortRuns;  ///< for the table: the program by its file name
   std::string description;
   std::string source;
   std::string manifest;
@@ -46,6 +47,7 @@ Row describe(const marketplace::AbilityRecord& record, const core::RunnerContext
   row.reason = resolution.reason;
   if (resolution.runner) row.runner = core::toString(*resolution.runner);
   row.runs = resolution.runs();
+  row.shortRuns = resolution.runs(true);
   row.warnings = resolution.warnings;
   return row;
 }
@@ -104,11 +106,11 @@ int runAbilities(std::span<const std::string> args) {
   bool colourful = useColour(stdout);
   Table table({"NAME", "STATE", "RUNNER", "RUNS / WHY NOT"});
   for (const auto& row : rows) {
-    std::string state = row.state == "on"         ? colour(row.state, "32", colourful)
-                        : row.state == "broken"   ? colour(row.state, "31", colourful)
-                                                  : colour(row.state, "33", colourful);
+    std::string state = row.state == "on"       ? colour(row.state, "32", colourful)
+                        : row.state == "broken" ? colour(row.state, "31", colourful)
+                                                : colour(row.state, "33", colourful);
     table.addRow({row.name, state, row.runner.empty() ? "-" : row.runner,
-                  row.reason.empty() ? row.runs : row.reason});
+                  row.reason.empty() ? row.shortRuns : row.reason});
   }
   std::fputs(table.render(terminalWidth(), colourful).c_str(), stdout);
   for (const auto& row : rows) {

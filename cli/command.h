@@ -9,11 +9,11 @@ namespace kaja::cli {
 
 /// Exit codes, the same for every subcommand (listed by `kaja --help`).
 enum ExitCode : int {
-  kExitOk = 0,        ///< done
-  kExitFailed = 1,    ///< the work ran and failed (a tool returned isError, a check failed)
-  kExitUsage = 2,     ///< bad usage or configuration
-  kExitRefused = 3,   ///< refused by a rule, or approval declined
-  kExitConnect = 4,   ///< could not connect to a server
+  kExitOk = 0,       ///< done
+  kExitFailed = 1,   ///< the work ran and failed (a tool returned isError, a check failed)
+  kExitUsage = 2,    ///< bad usage or configuration
+  kExitRefused = 3,  ///< refused by a rule, or approval declined
+  kExitConnect = 4,  ///< could not connect to a server
 };
 
 /// One subcommand. `run` gets the arguments after the subcommand's name.

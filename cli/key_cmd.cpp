@@ -65,8 +65,9 @@ int keySet(Context& context, const std::string& name) {
     return kExitUsage;
   }
   if (record->ability && !record->ability->auth) {
-    printWarning(name + " declares no auth in its manifest, so the key will not be used until "
-                        "it does");
+    printWarning(name +
+                 " declares no auth in its manifest, so the key will not be used until "
+                 "it does");
   }
   std::string key = readKey(name);
   if (auto ok = core::Secrets::checkKey(key); !ok) {

@@ -26,8 +26,7 @@ void printError(std::string_view message) {
 }
 
 void printWarning(std::string_view message) {
-  std::fprintf(stderr, "kaja: warning: %.*s\n", static_cast<int>(message.size()),
-               message.data());
+  std::fprintf(stderr, "kaja: warning: %.*s\n", static_cast<int>(message.size()), message.data());
 }
 
 bool useColour(std::FILE* stream) {
@@ -70,6 +69,24 @@ std::string fitWidth(std::string_view text, size_t width) {
   return out + "…";
 }
 
+std::vector<std::string> wrapWords(std::string_view text, size_t width) {
+  std::vector<std::string> lines(1);
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string word(text.substr(start, end - start));
+    std::string& current = lines.back();
+    if (!current.empty() && displayWidth(current) + 1 + displayWidth(word) > width) {
+      lines.emplace_back();
+    }
+    if (!lines.back().empty()) lines.back() += ' ';
+    lines.back() += fitWidth(word, width);
+    start = end + 1;
+  }
+  return lines;
+}
+
 std::string Table::render(size_t width, bool colourHeader) const {
   size_t columns = headers_.size();
   std::vector<size_t> widths(columns);
@@ -87,12 +104,19 @@ std::string Table::render(size_t width, bool colourHeader) const {
   }
   widths[columns - 1] = width > used + 10 ? width - used : 10;
 
+  size_t indent = used;
   auto line = [&](const std::vector<std::string>& cells, bool header) {
     std::string out;
-    for (size_t c = 0; c < columns; ++c) {
+    for (size_t c = 0; c + 1 < columns; ++c) {
       std::string cell = fitWidth(c < cells.size() ? cells[c] : "", widths[c]);
-      if (c + 1 < columns) cell += std::string(widths[c] + 2 - displayWidth(cell), ' ');
-      out += cell;
+      out += cell + std::string(widths[c] + 2 - displayWidth(cell), ' ');
+    }
+    // The last column wraps at spaces onto indented lines rather than being cut.
+    std::vector<std::string> pieces =
+        wrapWords(cells.size() >= columns ? cells.back() : "", widths[columns - 1]);
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      if (i > 0) out += "\n" + std::string(indent, ' ');
+      out += pieces[i];
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();
     return (header ? colour(out, "1", colourHeader) : out) + "\n";
@@ -106,12 +130,16 @@ int exitCodeFor(const core::Error& error) {
   switch (error.code) {
     case core::ErrorCode::kInvalidConfig:
     case core::ErrorCode::kUsage:
-    case core::ErrorCode::kNotFound: return kExitUsage;
-    case core::ErrorCode::kRefused: return kExitRefused;
+    case core::ErrorCode::kNotFound:
+      return kExitUsage;
+    case core::ErrorCode::kRefused:
+      return kExitRefused;
     case core::ErrorCode::kConnect:
     case core::ErrorCode::kSpawn:
-    case core::ErrorCode::kTimeout: return kExitConnect;
-    default: return kExitFailed;
+    case core::ErrorCode::kTimeout:
+      return kExitConnect;
+    default:
+      return kExitFailed;
   }
 }
 

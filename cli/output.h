@@ -33,7 +33,12 @@ size_t displayWidth(std::string_view text);
 /// Returns `text` cut to `width` columns, with "…" at the end when it was cut.
 std::string fitWidth(std::string_view text, size_t width);
 
-/// A plain text table that fits a width: the last column takes what the others leave.
+/// Returns `text` broken at spaces into lines of at most `width` columns (a longer word
+/// is cut). Always returns at least one line.
+std::vector<std::string> wrapWords(std::string_view text, size_t width);
+
+/// A plain text table that fits a width: the last column takes what the others
+/// leave and wraps onto further lines.
 class Table {
  public:
   explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}

@@ -8,13 +8,13 @@ namespace kaja::core {
 
 /// Where kaja keeps its files. All paths are absolute.
 struct Paths {
-  std::string configDir;        ///< $XDG_CONFIG_HOME/kaja, default ~/.config/kaja
-  std::string dataDir;          ///< $XDG_DATA_HOME/kaja, default ~/.local/share/kaja
-  std::string userMarketplace;  ///< <configDir>/marketplace
+  std::string configDir;           ///< $XDG_CONFIG_HOME/kaja, default ~/.config/kaja
+  std::string dataDir;             ///< $XDG_DATA_HOME/kaja, default ~/.local/share/kaja
+  std::string userMarketplace;     ///< <configDir>/marketplace
   std::string shippedMarketplace;  ///< the marketplace that comes with kaja (lowest layer)
-  std::string secretsFile;      ///< <configDir>/secrets.toml
-  std::string backupsDir;       ///< <dataDir>/backups
-  std::string toolsDir;         ///< <dataDir>/tools: runners kaja manages itself
+  std::string secretsFile;         ///< <configDir>/secrets.toml
+  std::string backupsDir;          ///< <dataDir>/backups
+  std::string toolsDir;            ///< <dataDir>/tools: runners kaja manages itself
 
   /// Returns the paths for this process's environment. Fails only when neither the XDG
   /// variables nor HOME give an absolute directory.

@@ -24,8 +24,8 @@ const char* toString(ApprovalMode mode);
 /// `auth = { type = "apiKey", in = …, name = …, prefix = …, keyless = … }`.
 struct AuthSpec {
   KeyPlacement in = KeyPlacement::kEnv;
-  std::string name;    ///< header name or env var name
-  std::string prefix;  ///< put before the key in a header, e.g. "Bearer "
+  std::string name;      ///< header name or env var name
+  std::string prefix;    ///< put before the key in a header, e.g. "Bearer "
   bool keyless = false;  ///< the server also works without a key
 };
 

@@ -10,16 +10,18 @@ namespace kaja::core {
 namespace {
 
 constexpr std::array<std::string_view, 17> kTopKeys = {
-    "description", "transport", "url",      "auth",      "tools",         "approval",
-    "readOnly",    "package",   "command",  "args",      "env",           "roots",
-    "pathArgs",    "localOnly", "localOnlyArgs", "trustedSandbox", "toolDescriptions"};
+    "description",     "transport", "url",           "auth",
+    "tools",           "approval",  "readOnly",      "package",
+    "command",         "args",      "env",           "roots",
+    "pathArgs",        "localOnly", "localOnlyArgs", "trustedSandbox",
+    "toolDescriptions"};
 
 // Assigns `from` to `to` when present and forwards any error.
-#define KAJA_READ(to, expr)              \
-  do {                                   \
-    auto read_ = (expr);                 \
+#define KAJA_READ(to, expr)                            \
+  do {                                                 \
+    auto read_ = (expr);                               \
     if (!read_) return std::unexpected(read_.error()); \
-    if (*read_) to = std::move(**read_); \
+    if (*read_) to = std::move(**read_);               \
   } while (0)
 
 Result<AuthSpec> readAuth(const FieldReader& top, const TomlValue& value) {
@@ -27,7 +29,8 @@ Result<AuthSpec> readAuth(const FieldReader& top, const TomlValue& value) {
     return std::unexpected(top.errorAt(
         value, "auth",
         std::string("must be a table like { type = \"apiKey\", in = \"env\", name = \"KEY\" }, "
-                    "not ") + describeType(value.type) + "."));
+                    "not ") +
+            describeType(value.type) + "."));
   }
   FieldReader auth(value, top.file(), "auth");
   if (auto ok = auth.onlyKeys({"type", "in", "name", "prefix", "keyless"}); !ok) {
@@ -55,10 +58,10 @@ Result<AuthSpec> readAuth(const FieldReader& top, const TomlValue& value) {
 
 Result<PackageSpec> readPackage(const FieldReader& top, const TomlValue& value) {
   if (value.type != TomlValue::Type::kTable) {
-    return std::unexpected(top.errorAt(
-        value, "package",
-        std::string("must be a table like { npm = \"name@1.2.3\" }, not ") +
-            describeType(value.type) + "."));
+    return std::unexpected(
+        top.errorAt(value, "package",
+                    std::string("must be a table like { npm = \"name@1.2.3\" }, not ") +
+                        describeType(value.type) + "."));
   }
   FieldReader package(value, top.file(), "package");
   if (auto ok = package.onlyKeys({"npm", "pypi", "docker"}); !ok) {
@@ -76,8 +79,7 @@ Result<PackageSpec> readPackage(const FieldReader& top, const TomlValue& value) 
     if (!*text) continue;
     const std::string& name = **text;
     // A leading '-' would be read as an option by bunx, uvx or docker.
-    if (name.empty() || name.front() == '-' ||
-        name.find_first_of(" \t\n\r") != std::string::npos) {
+    if (name.empty() || name.front() == '-' || name.find_first_of(" \t\n\r") != std::string::npos) {
       return std::unexpected(package.errorAt(
           *package.get(key), key,
           "must be a package name (like \"name@1.2.3\"), without spaces or a leading \"-\"."));
@@ -89,9 +91,8 @@ Result<PackageSpec> readPackage(const FieldReader& top, const TomlValue& value) 
 Result<std::vector<ReadOnlyRule>> readReadOnly(const FieldReader& top, const TomlValue& value) {
   const char* shape = "must be an array of tool names or { tool = \"…\", unless = [\"arg\"] }";
   if (value.type != TomlValue::Type::kArray) {
-    return std::unexpected(top.errorAt(value, "readOnly",
-                                       std::string(shape) + ", not " +
-                                           describeType(value.type) + "."));
+    return std::unexpected(top.errorAt(
+        value, "readOnly", std::string(shape) + ", not " + describeType(value.type) + "."));
   }
   std::vector<ReadOnlyRule> rules;
   for (const auto& item : value.items) {
@@ -100,9 +101,9 @@ Result<std::vector<ReadOnlyRule>> readReadOnly(const FieldReader& top, const Tom
       continue;
     }
     if (item.type != TomlValue::Type::kTable) {
-      return std::unexpected(top.errorAt(item, "readOnly",
-                                         std::string(shape) + ", but it holds " +
-                                             describeType(item.type) + "."));
+      return std::unexpected(
+          top.errorAt(item, "readOnly",
+                      std::string(shape) + ", but it holds " + describeType(item.type) + "."));
     }
     FieldReader entry(item, top.file(), "readOnly");
     if (auto ok = entry.onlyKeys({"tool", "unless"}); !ok) return std::unexpected(ok.error());
@@ -134,7 +135,8 @@ class RuleError {
 
   std::unexpected<Error> operator()(std::string_view key, std::string message) const {
     int line = lineOf_ ? lineOf_(key) : 0;
-    return std::unexpected(Error{ErrorCode::kInvalidConfig, std::move(message),
+    return std::unexpected(Error{ErrorCode::kInvalidConfig,
+                                 std::move(message),
                                  ability_.manifestPath + ":" + std::to_string(line > 0 ? line : 1),
                                  {}});
   }
@@ -281,9 +283,8 @@ Result<void> validate(const Ability& ability, const LineLookup& lineOf) {
   }
   for (auto [key, set] :
        {std::pair{"package", ability.package.has_value()},
-        std::pair{"command", ability.command.has_value()},
-        std::pair{"args", !ability.args.empty()}, std::pair{"env", !ability.env.empty()},
-        std::pair{"roots", ability.roots}}) {
+        std::pair{"command", ability.command.has_value()}, std::pair{"args", !ability.args.empty()},
+        std::pair{"env", !ability.env.empty()}, std::pair{"roots", ability.roots}}) {
     if (set) {
       return error(key, "\"" + std::string(key) + "\" only applies to stdio abilities, not to a " +
                             transport + " one.");
@@ -299,18 +300,24 @@ Result<void> validate(const Ability& ability, const LineLookup& lineOf) {
 
 const char* toString(Transport transport) {
   switch (transport) {
-    case Transport::kStdio: return "stdio";
-    case Transport::kHttp: return "http";
-    case Transport::kSse: return "sse";
+    case Transport::kStdio:
+      return "stdio";
+    case Transport::kHttp:
+      return "http";
+    case Transport::kSse:
+      return "sse";
   }
   return "stdio";
 }
 
 const char* toString(ApprovalMode mode) {
   switch (mode) {
-    case ApprovalMode::kNever: return "never";
-    case ApprovalMode::kWrites: return "writes";
-    case ApprovalMode::kAlways: return "always";
+    case ApprovalMode::kNever:
+      return "never";
+    case ApprovalMode::kWrites:
+      return "writes";
+    case ApprovalMode::kAlways:
+      return "always";
   }
   return "writes";
 }

@@ -58,14 +58,16 @@ std::string FieldReader::dotted(std::string_view key) const {
 
 Error FieldReader::errorAt(const TomlValue& value, std::string_view key,
                            std::string message) const {
-  return Error{ErrorCode::kInvalidConfig, "\"" + dotted(key) + "\" " + message,
-               file_ + ":" + std::to_string(value.line), {}};
+  return Error{ErrorCode::kInvalidConfig,
+               "\"" + dotted(key) + "\" " + message,
+               file_ + ":" + std::to_string(value.line),
+               {}};
 }
 
 Error FieldReader::errorHere(std::string message) const {
   std::string where = prefix_.empty() ? "" : "\"" + prefix_ + "\" ";
-  return Error{ErrorCode::kInvalidConfig, where + message,
-               file_ + ":" + std::to_string(table_.line), {}};
+  return Error{
+      ErrorCode::kInvalidConfig, where + message, file_ + ":" + std::to_string(table_.line), {}};
 }
 
 Result<void> FieldReader::onlyKeys(std::span<const std::string_view> allowed) const {
@@ -85,9 +87,8 @@ Result<std::optional<std::string>> FieldReader::string(std::string_view key) con
   const TomlValue* value = get(key);
   if (value == nullptr) return std::optional<std::string>();
   if (value->type != TomlValue::Type::kString) {
-    return std::unexpected(errorAt(*value, key,
-                                   std::string("must be a string, not ") +
-                                       describeType(value->type) + "."));
+    return std::unexpected(errorAt(
+        *value, key, std::string("must be a string, not ") + describeType(value->type) + "."));
   }
   return std::optional<std::string>(value->text);
 }
@@ -96,9 +97,8 @@ Result<std::optional<bool>> FieldReader::boolean(std::string_view key) const {
   const TomlValue* value = get(key);
   if (value == nullptr) return std::optional<bool>();
   if (value->type != TomlValue::Type::kBoolean) {
-    return std::unexpected(errorAt(*value, key,
-                                   std::string("must be true or false, not ") +
-                                       describeType(value->type) + "."));
+    return std::unexpected(errorAt(
+        *value, key, std::string("must be true or false, not ") + describeType(value->type) + "."));
   }
   return std::optional<bool>(value->boolean);
 }
@@ -107,8 +107,8 @@ Result<std::optional<std::vector<std::string>>> FieldReader::strings(std::string
   const TomlValue* value = get(key);
   if (value == nullptr) return std::optional<std::vector<std::string>>();
   auto wrong = [&](const char* what) {
-    return std::unexpected(errorAt(*value, key,
-                                   std::string("must be an array of strings, but ") + what));
+    return std::unexpected(
+        errorAt(*value, key, std::string("must be an array of strings, but ") + what));
   };
   if (value->type != TomlValue::Type::kArray) {
     return wrong((std::string("it is ") + describeType(value->type) + ".").c_str());
@@ -128,16 +128,16 @@ Result<std::optional<std::map<std::string, std::string>>> FieldReader::stringMap
   const TomlValue* value = get(key);
   if (value == nullptr) return std::optional<std::map<std::string, std::string>>();
   if (value->type != TomlValue::Type::kTable) {
-    return std::unexpected(errorAt(*value, key,
-                                   std::string("must be a table of strings, not ") +
-                                       describeType(value->type) + "."));
+    return std::unexpected(
+        errorAt(*value, key,
+                std::string("must be a table of strings, not ") + describeType(value->type) + "."));
   }
   std::map<std::string, std::string> out;
   for (const auto& [name, item] : value->fields) {
     if (item.type != TomlValue::Type::kString) {
-      return std::unexpected(errorAt(item, std::string(key) + "." + name,
-                                     std::string("must be a string, not ") +
-                                         describeType(item.type) + "."));
+      return std::unexpected(
+          errorAt(item, std::string(key) + "." + name,
+                  std::string("must be a string, not ") + describeType(item.type) + "."));
     }
     out.emplace(name, item.text);
   }

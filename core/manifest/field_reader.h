@@ -31,8 +31,7 @@ class FieldReader {
 
   [[nodiscard]] Result<std::optional<std::string>> string(std::string_view key) const;
   [[nodiscard]] Result<std::optional<bool>> boolean(std::string_view key) const;
-  [[nodiscard]] Result<std::optional<std::vector<std::string>>> strings(
-      std::string_view key) const;
+  [[nodiscard]] Result<std::optional<std::vector<std::string>>> strings(std::string_view key) const;
   /// A table whose every value is a string.
   [[nodiscard]] Result<std::optional<std::map<std::string, std::string>>> stringMap(
       std::string_view key) const;

@@ -34,7 +34,8 @@ Result<PersonaRoot> readRoot(const FieldReader& entry, const TomlValue& item) {
     return std::unexpected(entry.errorAt(
         item, "roots",
         std::string("entries must be a path or { path = \"…\", readOnly = true, backup = true "
-                    "}, not ") + describeType(item.type) + "."));
+                    "}, not ") +
+            describeType(item.type) + "."));
   }
   if (root.path.empty()) {
     return std::unexpected(entry.errorAt(item, "roots", "entry needs a non-empty path."));
@@ -44,9 +45,10 @@ Result<PersonaRoot> readRoot(const FieldReader& entry, const TomlValue& item) {
         item, "roots", "path \"" + root.path + "\" must be absolute or start with ~/."));
   }
   if (root.path.starts_with("~") && root.path != "~" && !root.path.starts_with("~/")) {
-    return std::unexpected(entry.errorAt(
-        item, "roots", "path \"" + root.path + "\" names another user's home; use ~/… or an "
-                       "absolute path."));
+    return std::unexpected(entry.errorAt(item, "roots",
+                                         "path \"" + root.path +
+                                             "\" names another user's home; use ~/… or an "
+                                             "absolute path."));
   }
   return root;
 }
@@ -80,12 +82,13 @@ Result<PersonaEntry> readEntry(const FieldReader& top, const TomlValue& item) {
     return std::unexpected(top.errorAt(
         item, "abilities",
         std::string("entries must be an ability name or { name = \"…\", tools = […], roots = "
-                    "[…] }, not ") + describeType(item.type) + "."));
+                    "[…] }, not ") +
+            describeType(item.type) + "."));
   }
   if (!isValidName(entry.ability)) {
-    return std::unexpected(top.errorAt(
-        item, "abilities",
-        "entry names \"" + entry.ability + "\", which is not a valid ability name."));
+    return std::unexpected(
+        top.errorAt(item, "abilities",
+                    "entry names \"" + entry.ability + "\", which is not a valid ability name."));
   }
   return entry;
 }
@@ -115,9 +118,9 @@ Result<Persona> personaFromToml(const TomlValue& root, const std::string& name,
                 file + ":1");
   }
   if (abilities->type != TomlValue::Type::kArray) {
-    return std::unexpected(top.errorAt(
-        *abilities, "abilities",
-        std::string("must be an array, not ") + describeType(abilities->type) + "."));
+    return std::unexpected(
+        top.errorAt(*abilities, "abilities",
+                    std::string("must be an array, not ") + describeType(abilities->type) + "."));
   }
   for (const auto& item : abilities->items) {
     auto entry = readEntry(top, item);

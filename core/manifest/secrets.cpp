@@ -42,8 +42,8 @@ Result<Secrets> Secrets::load(const std::string& file) {
   const TomlValue* abilities = top.get("abilities");
   if (abilities == nullptr) return secrets;
   if (abilities->type != TomlValue::Type::kTable) {
-    return std::unexpected(top.errorAt(*abilities, "abilities",
-                                       "must be a table of [abilities.<name>] sections."));
+    return std::unexpected(
+        top.errorAt(*abilities, "abilities", "must be a table of [abilities.<name>] sections."));
   }
   for (const auto& [name, section] : abilities->fields) {
     std::string where = "abilities." + name;
@@ -99,8 +99,7 @@ Result<void> Secrets::save(const std::string& file) const {
   }
   root.fields.emplace_back("abilities", std::move(abilities));
   std::string text =
-      "# kaja's API keys, one section per ability. Keep this file mode 0600.\n" +
-      formatToml(root);
+      "# kaja's API keys, one section per ability. Keep this file mode 0600.\n" + formatToml(root);
   return writeFileAtomically(file, text, 0600);
 }
 

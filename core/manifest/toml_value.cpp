@@ -50,8 +50,7 @@ Result<TomlValue> parseWith(const auto& parse, const std::string& sourceName) {
     root.line = 1;
     return root;
   } catch (const toml::parse_error& err) {
-    return fail(ErrorCode::kInvalidConfig,
-                "not valid TOML: " + std::string(err.description()),
+    return fail(ErrorCode::kInvalidConfig, "not valid TOML: " + std::string(err.description()),
                 sourceName + ":" + std::to_string(err.source().begin.line));
   } catch (const std::exception& err) {
     return fail(ErrorCode::kIo, std::string("cannot read the file: ") + err.what(), sourceName);
@@ -62,11 +61,21 @@ void appendQuoted(std::string& out, const std::string& text) {
   out += '"';
   for (char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -98,11 +107,21 @@ void appendKey(std::string& out, const std::string& key) {
 
 void appendInline(std::string& out, const TomlValue& value) {
   switch (value.type) {
-    case TomlValue::Type::kString: appendQuoted(out, value.text); break;
-    case TomlValue::Type::kInteger: out += std::to_string(value.integer); break;
-    case TomlValue::Type::kFloat: out += std::to_string(value.number); break;
-    case TomlValue::Type::kBoolean: out += value.boolean ? "true" : "false"; break;
-    case TomlValue::Type::kDateTime: out += value.text; break;
+    case TomlValue::Type::kString:
+      appendQuoted(out, value.text);
+      break;
+    case TomlValue::Type::kInteger:
+      out += std::to_string(value.integer);
+      break;
+    case TomlValue::Type::kFloat:
+      out += std::to_string(value.number);
+      break;
+    case TomlValue::Type::kBoolean:
+      out += value.boolean ? "true" : "false";
+      break;
+    case TomlValue::Type::kDateTime:
+      out += value.text;
+      break;
     case TomlValue::Type::kArray: {
       out += '[';
       for (size_t i = 0; i < value.items.size(); ++i) {
@@ -159,13 +178,20 @@ const TomlValue* TomlValue::find(std::string_view key) const {
 
 const char* describeType(TomlValue::Type type) {
   switch (type) {
-    case TomlValue::Type::kString: return "a string";
-    case TomlValue::Type::kInteger: return "an integer";
-    case TomlValue::Type::kFloat: return "a number";
-    case TomlValue::Type::kBoolean: return "a boolean";
-    case TomlValue::Type::kArray: return "an array";
-    case TomlValue::Type::kTable: return "a table";
-    case TomlValue::Type::kDateTime: return "a date";
+    case TomlValue::Type::kString:
+      return "a string";
+    case TomlValue::Type::kInteger:
+      return "an integer";
+    case TomlValue::Type::kFloat:
+      return "a number";
+    case TomlValue::Type::kBoolean:
+      return "a boolean";
+    case TomlValue::Type::kArray:
+      return "an array";
+    case TomlValue::Type::kTable:
+      return "a table";
+    case TomlValue::Type::kDateTime:
+      return "a date";
   }
   return "a value";
 }

@@ -7,10 +7,16 @@
 namespace kaja::core {
 namespace {
 
-constexpr std::array<std::string_view, 10> kPassedThrough = {
-    "PATH",          "HOME",         "LANG",          "TMPDIR",
-    "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
-    "CURL_CA_BUNDLE", "LC_ALL"};
+constexpr std::array<std::string_view, 10> kPassedThrough = {"PATH",
+                                                             "HOME",
+                                                             "LANG",
+                                                             "TMPDIR",
+                                                             "SSL_CERT_FILE",
+                                                             "SSL_CERT_DIR",
+                                                             "NODE_EXTRA_CA_CERTS",
+                                                             "REQUESTS_CA_BUNDLE",
+                                                             "CURL_CA_BUNDLE",
+                                                             "LC_ALL"};
 
 std::string upper(std::string_view text) {
   std::string out(text);
@@ -56,8 +62,8 @@ bool isLoaderVariable(std::string_view name) {
   // npm and the dynamic loaders accept any case on some systems, so compare upper-cased.
   std::string key = upper(name);
   static constexpr std::array<std::string_view, 8> kExact = {
-      "PATH", "HOME", "NODE_OPTIONS", "NODE_PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "BASH_ENV",
-      "PYTHONPATH"};
+      "PATH",     "HOME",      "NODE_OPTIONS", "NODE_PATH", "LD_PRELOAD", "LD_LIBRARY_PATH",
+      "BASH_ENV", "PYTHONPATH"};
   if (std::find(kExact.begin(), kExact.end(), key) != kExact.end()) return true;
   return key.starts_with("DYLD_") || key.starts_with("NPM_CONFIG_") || key.starts_with("LD_");
 }

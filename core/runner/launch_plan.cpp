@@ -23,25 +23,34 @@ std::string shellQuote(const std::string& word) {
 
 const char* toString(RunnerKind kind) {
   switch (kind) {
-    case RunnerKind::kBunx: return "bunx";
-    case RunnerKind::kNpx: return "npx";
-    case RunnerKind::kUvx: return "uvx";
-    case RunnerKind::kPipx: return "pipx";
-    case RunnerKind::kDocker: return "docker";
-    case RunnerKind::kCommand: return "command";
-    case RunnerKind::kRemote: return "remote";
+    case RunnerKind::kBunx:
+      return "bunx";
+    case RunnerKind::kNpx:
+      return "npx";
+    case RunnerKind::kUvx:
+      return "uvx";
+    case RunnerKind::kPipx:
+      return "pipx";
+    case RunnerKind::kDocker:
+      return "docker";
+    case RunnerKind::kCommand:
+      return "command";
+    case RunnerKind::kRemote:
+      return "remote";
   }
   return "command";
 }
 
-std::string LaunchPlan::display() const {
+std::string LaunchPlan::display(bool shortProgram) const {
   std::string out;
   for (const auto& name : shownEnv) {
     if (!out.empty()) out += ' ';
     out += name + "=…";
   }
-  for (const auto& word : argv) {
+  for (size_t i = 0; i < argv.size(); ++i) {
     if (!out.empty()) out += ' ';
+    std::string word = argv[i];
+    if (i == 0 && shortProgram) word = word.substr(word.rfind('/') + 1);
     out += shellQuote(word);
   }
   return out;

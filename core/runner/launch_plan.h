@@ -26,12 +26,13 @@ struct LaunchPlan {
   RunnerKind runner = RunnerKind::kCommand;
   std::vector<std::string> argv;  ///< argv[0] is an absolute path
   std::vector<EnvVar> env;
-  std::string workingDir;  ///< empty means inherit
+  std::string workingDir;             ///< empty means inherit
   std::vector<std::string> shownEnv;  ///< names of the variables the ability itself adds
 
   /// Returns the command line for people: the names (never the values) of the variables
   /// the ability adds, as "NAME=…", then argv shell-quoted.
-  [[nodiscard]] std::string display() const;
+  /// With `shortProgram`, argv[0] is shown by its file name only.
+  [[nodiscard]] std::string display(bool shortProgram = false) const;
 };
 
 /// How to reach a remote server. Header values may hold keys; never print them.

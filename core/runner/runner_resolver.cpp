@@ -54,8 +54,7 @@ std::optional<Candidate> pypiCandidate(const std::string& spec, const RunnerCont
 
 // Docker's -e NAME copies the value from the client's own environment, so values never
 // appear on the command line; the caller adds the names once the env is known.
-std::optional<Candidate> dockerCandidate(const RunnerContext& context,
-                                         std::string& whyNot) {
+std::optional<Candidate> dockerCandidate(const RunnerContext& context, std::string& whyNot) {
   auto docker = context.finder.find("docker");
   if (!docker) return std::nullopt;
   bool answers = context.dockerAnswers ? context.dockerAnswers(*docker)
@@ -84,8 +83,7 @@ std::string installHint(const PackageSpec& package, const std::string& dockerWhy
   return out;
 }
 
-void resolveRemote(const Ability& ability, const std::optional<std::string>& key,
-                   Resolution& out) {
+void resolveRemote(const Ability& ability, const std::optional<std::string>& key, Resolution& out) {
   RemotePlan plan;
   plan.url = ability.url.value_or("");
   plan.sse = ability.transport == Transport::kSse;
@@ -103,8 +101,10 @@ bool resolveStdio(const Ability& ability, const RunnerContext& context,
   if (ability.command) {
     auto program = context.finder.find(*ability.command);
     if (!program) {
-      out.reason = "\"" + *ability.command + "\" is not installed (not found on PATH); install "
-                   "it or fix \"command\" in " + ability.manifestPath;
+      out.reason = "\"" + *ability.command +
+                   "\" is not installed (not found on PATH); install "
+                   "it or fix \"command\" in " +
+                   ability.manifestPath;
       return false;
     }
     chosen = Candidate{RunnerKind::kCommand, {*program}, {}};
@@ -161,20 +161,23 @@ bool resolveStdio(const Ability& ability, const RunnerContext& context,
 
 const char* toString(AbilityState state) {
   switch (state) {
-    case AbilityState::kOn: return "on";
-    case AbilityState::kOff: return "off";
-    case AbilityState::kLeftOut: return "left-out";
+    case AbilityState::kOn:
+      return "on";
+    case AbilityState::kOff:
+      return "off";
+    case AbilityState::kLeftOut:
+      return "left-out";
   }
   return "left-out";
 }
 
 RunnerContext RunnerContext::fromProcess(const std::vector<std::string>& toolDirs) {
   const char* path = std::getenv("PATH");
-  RunnerContext context{ExecutableFinder(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin",
-                                         toolDirs),
-                        HostEnv::fromProcess(),
-                        {},
-                        {}};
+  RunnerContext context{
+      ExecutableFinder(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin", toolDirs),
+      HostEnv::fromProcess(),
+      {},
+      {}};
   for (const char* name : {"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_CERT_PATH",
                            "DOCKER_TLS_VERIFY"}) {
     if (const char* value = std::getenv(name)) context.dockerEnv.push_back({name, value, false});
@@ -182,9 +185,9 @@ RunnerContext RunnerContext::fromProcess(const std::vector<std::string>& toolDir
   return context;
 }
 
-std::string Resolution::runs() const {
+std::string Resolution::runs(bool shortProgram) const {
   if (remote) return remote->url;
-  return launch ? launch->display() : std::string();
+  return launch ? launch->display(shortProgram) : std::string();
 }
 
 Resolution resolveAbility(const Ability& ability, const RunnerContext& context,

@@ -25,8 +25,8 @@ const char* toString(AbilityState state);
 /// The machine facts runner resolution depends on. Tests build one around a temporary
 /// PATH of stub executables.
 struct RunnerContext {
-  ExecutableFinder finder;  ///< PATH plus kaja's tools folders (where its bun may live)
-  HostEnv host;             ///< what every child inherits
+  ExecutableFinder finder;        ///< PATH plus kaja's tools folders (where its bun may live)
+  HostEnv host;                   ///< what every child inherits
   std::vector<EnvVar> dockerEnv;  ///< DOCKER_HOST and friends, for the docker client only
   /// Asks whether a Docker engine answers the client at the given path; by default the
   /// cached dockerEngineAnswers().
@@ -45,8 +45,9 @@ struct Resolution {
   std::optional<RemotePlan> remote;  ///< for http and sse abilities
   std::vector<std::string> warnings;
 
-  /// Returns the command line (env var names only, never values) or the URL.
-  [[nodiscard]] std::string runs() const;
+  /// Returns the command line (env var names only, never values) or the URL; with
+  /// `shortProgram` the program is shown by its file name only.
+  [[nodiscard]] std::string runs(bool shortProgram = false) const;
 };
 
 /// Picks the runner for `ability` (K5–K8): npm through bunx (bun on PATH or in kaja's tools

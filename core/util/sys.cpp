@@ -64,8 +64,7 @@ Result<void> writeFileAtomically(const std::string& path, std::string_view conte
     ::unlink(temp.c_str());
     return fail(ErrorCode::kIo, syscallMessage("rename", path, err));
   }
-  int dirFd = retryOnEintr(
-      [&] { return ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
+  int dirFd = retryOnEintr([&] { return ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
   if (dirFd >= 0) {
     ::fsync(dirFd);
     ::close(dirFd);

@@ -142,8 +142,8 @@ TEST_F(AbilityLoaderTest, WrongTypesAreNamed) {
        "must be one of \"never\", \"writes\", \"always\""},
       {"command = \"/bin/cat\"\ntransport = \"websocket\"\n", "transport", "must be one of"},
       {"command = \"/bin/cat\"\nreadOnly = [1]\n", "readOnly", "holds an integer"},
-      {"command = \"/bin/cat\"\nreadOnly = [{ tool = \"t\", unles = [\"x\"] }]\n",
-       "readOnly.unles", "did you mean \"readOnly.unless\""},
+      {"command = \"/bin/cat\"\nreadOnly = [{ tool = \"t\", unles = [\"x\"] }]\n", "readOnly.unles",
+       "did you mean \"readOnly.unless\""},
       {"package = \"pkg\"\n", "package", "must be a table"},
       {"package = { cargo = \"x\" }\n", "package.cargo", "is not a known key"},
       {"package = { npm = \"-rf\" }\n", "package.npm", "leading \"-\""},
@@ -209,11 +209,13 @@ command = "/bin/cat"
 }
 
 TEST_F(AbilityLoaderTest, KeyPlacementMustSuitTransport) {
-  auto stdio = load("s", "command = \"/bin/cat\"\nauth = { type = \"apiKey\", in = \"header\", "
-                         "name = \"Authorization\" }\n");
+  auto stdio = load("s",
+                    "command = \"/bin/cat\"\nauth = { type = \"apiKey\", in = \"header\", "
+                    "name = \"Authorization\" }\n");
   ASSERT_FALSE(stdio.has_value());
   EXPECT_THAT(stdio.error().message, HasSubstr("needs an http or sse ability"));
-  auto missingName = load("n", "command = \"/bin/cat\"\nauth = { type = \"apiKey\", in = \"env\" }\n");
+  auto missingName =
+      load("n", "command = \"/bin/cat\"\nauth = { type = \"apiKey\", in = \"env\" }\n");
   ASSERT_FALSE(missingName.has_value());
   EXPECT_THAT(missingName.error().message, HasSubstr("needs a name"));
 }

@@ -1,0 +1,110 @@
+#include "core/manifest/secrets.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "tests/support/temp_dir.h"
+
+namespace kaja::core {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(SecretsTest, MissingFileIsEmpty) {
+  kaja::testing::TempDir dir;
+  auto secrets = Secrets::load(dir.path() + "/nope/secrets.toml");
+  ASSERT_TRUE(secrets.has_value());
+  EXPECT_FALSE(secrets->key("geo").has_value());
+}
+
+TEST(SecretsTest, SaveWritesMode0600AtomicallyAndRoundTrips) {
+  kaja::testing::TempDir dir;
+  std::string file = dir.path() + "/config/kaja/secrets.toml";
+  Secrets secrets;
+  secrets.set("geo-service", "AIza\"quoted\\slash");
+  secrets.set("context7", "ctx-123");
+  ::umask(022);
+  ASSERT_TRUE(secrets.save(file).has_value());
+  struct stat info {};
+  ASSERT_EQ(::stat(file.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat((dir.path() + "/config/kaja").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0700u);
+  EXPECT_FALSE(Secrets::permissionProblem(file).has_value());
+
+  auto loaded = Secrets::load(file);
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().describe();
+  EXPECT_EQ(loaded->key("geo-service"), "AIza\"quoted\\slash");
+  EXPECT_EQ(loaded->key("context7"), "ctx-123");
+
+  // No temporary file is left beside it.
+  int entries = 0;
+  for ([[maybe_unused]] const auto& entry :
+       std::filesystem::directory_iterator(dir.path() + "/config/kaja")) {
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1);
+}
+
+TEST(SecretsTest, RemoveKeepsOtherKeys) {
+  kaja::testing::TempDir dir;
+  std::string file = dir.path() + "/secrets.toml";
+  Secrets secrets;
+  secrets.set("a", "1");
+  secrets.set("b", "2");
+  EXPECT_TRUE(secrets.remove("a"));
+  EXPECT_FALSE(secrets.remove("a"));
+  ASSERT_TRUE(secrets.save(file).has_value());
+  auto loaded = Secrets::load(file);
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_FALSE(loaded->has("a"));
+  EXPECT_EQ(loaded->key("b"), "2");
+}
+
+TEST(SecretsTest, ReadableByOthersIsReportedWithFix) {
+  kaja::testing::TempDir dir;
+  std::string file = dir.write("secrets.toml", "[abilities.x]\napi_key = \"k\"\n");
+  ::chmod(file.c_str(), 0644);
+  auto problem = Secrets::permissionProblem(file);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_THAT(*problem, HasSubstr("chmod 600"));
+  ::chmod(file.c_str(), 0640);
+  EXPECT_TRUE(Secrets::permissionProblem(file).has_value());
+  ::chmod(file.c_str(), 0600);
+  EXPECT_FALSE(Secrets::permissionProblem(file).has_value());
+}
+
+TEST(SecretsTest, BrokenFileErrorNeverQuotesTheKey) {
+  kaja::testing::TempDir dir;
+  std::string file =
+      dir.write("secrets.toml", "[abilities.geo]\napi_key = \"sk-live-SECRET-VALUE\n");
+  auto loaded = Secrets::load(file);
+  ASSERT_FALSE(loaded.has_value());
+  EXPECT_THAT(loaded.error().describe(), Not(HasSubstr("SECRET")));
+  EXPECT_THAT(loaded.error().detail, Not(HasSubstr("SECRET")));
+  EXPECT_THAT(loaded.error().context, HasSubstr("secrets.toml:"));
+}
+
+TEST(SecretsTest, UnknownKeysAndWrongTypesAreErrors) {
+  kaja::testing::TempDir dir;
+  auto typo = Secrets::load(dir.write("a.toml", "[abilities.geo]\napikey = \"v\"\n"));
+  ASSERT_FALSE(typo.has_value());
+  EXPECT_THAT(typo.error().message, HasSubstr("did you mean \"abilities.geo.api_key\"?"));
+  auto number = Secrets::load(dir.write("b.toml", "[abilities.geo]\napi_key = 5\n"));
+  ASSERT_FALSE(number.has_value());
+  EXPECT_THAT(number.error().message, HasSubstr("must be a string"));
+}
+
+TEST(SecretsTest, CheckKeyRefusesEmptyAndControlCharacters) {
+  EXPECT_FALSE(Secrets::checkKey("").has_value());
+  EXPECT_FALSE(Secrets::checkKey("abc\ndef").has_value());
+  EXPECT_FALSE(Secrets::checkKey("abc\tdef").has_value());
+  EXPECT_TRUE(Secrets::checkKey("sk-abc_DEF.123").has_value());
+}
+
+}  // namespace
+}  // namespace kaja::core
