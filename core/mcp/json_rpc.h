@@ -1,0 +1,91 @@
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/error.h"
+
+namespace kaja::core::mcp {
+
+using Json = nlohmann::json;
+
+/// Standard JSON-RPC 2.0 error codes.
+namespace rpc_error {
+inline constexpr int kParseError = -32700;
+inline constexpr int kInvalidRequest = -32600;
+inline constexpr int kMethodNotFound = -32601;
+inline constexpr int kInvalidParams = -32602;
+inline constexpr int kInternalError = -32603;
+}  // namespace rpc_error
+
+/// A call that expects a Response with the same id. `id` is a number or a string;
+/// `params` is null when absent.
+struct Request {
+  Json id;
+  std::string method;
+  Json params;
+};
+
+/// A one-way message: no id, no reply.
+struct Notification {
+  std::string method;
+  Json params;
+};
+
+/// The `error` member of a failed Response.
+struct RpcError {
+  int code = rpc_error::kInternalError;
+  std::string message;
+  Json data;  ///< null when absent
+};
+
+/// The reply to a Request: exactly one of `result` and `error` is set.
+struct Response {
+  Json id;
+  std::optional<Json> result;
+  std::optional<RpcError> error;
+};
+
+/// Any JSON-RPC message.
+using Message = std::variant<Request, Notification, Response>;
+
+/// Parses one line (a message or a batch array) into messages. Returns kProtocol with one
+/// sentence when the line is not JSON or not JSON-RPC 2.0.
+Result<std::vector<Message>> parseMessages(std::string_view line);
+
+/// Parses one already-decoded JSON value as a message (kProtocol when it is not one).
+Result<Message> parseMessage(const Json& value);
+
+/// Returns `message` as a JSON object with "jsonrpc":"2.0".
+Json toJson(const Message& message);
+
+/// Returns `message` as compact single-line JSON text (no trailing newline). Invalid
+/// UTF-8 in strings is replaced, never thrown.
+std::string serialize(const Message& message);
+
+/// Returns an error Response to `id`.
+Response makeErrorResponse(Json id, int code, std::string message);
+
+/// Returns a success Response to `id`.
+Response makeResultResponse(Json id, Json result);
+
+/// Hands out request ids 1, 2, 3, …; one allocator per connection.
+class IdAllocator {
+ public:
+  /// Returns the next unused id.
+  std::int64_t next() { return next_++; }
+
+ private:
+  std::int64_t next_ = 1;
+};
+
+/// Returns `text` cut to at most `limit` bytes with "…" appended when cut, for putting
+/// peer-supplied text into one-line error messages.
+std::string clip(std::string_view text, std::size_t limit = 200);
+
+}  // namespace kaja::core::mcp
