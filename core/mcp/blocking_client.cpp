@@ -1,0 +1,128 @@
+#include "core/mcp/blocking_client.h"
+
+#include <boost/asio/post.hpp>
+#include <future>
+
+namespace kaja::core::mcp {
+namespace asio = boost::asio;
+
+namespace {
+
+Error notConnected() {
+  return Error{ErrorCode::kConnect, "Not connected to a server; connect first.", {}, {}};
+}
+
+}  // namespace
+
+BlockingClient::BlockingClient(ClientOptions options)
+    : options_(std::move(options)), work_(asio::make_work_guard(io_)) {
+  thread_ = std::thread([this] {
+    // Handlers do not throw (core/ returns errors as values); a stray exception from a
+    // host callback must not end the loop thread with std::terminate.
+    for (;;) {
+      try {
+        io_.run();
+        return;
+      } catch (...) {
+      }
+    }
+  });
+}
+
+BlockingClient::~BlockingClient() {
+  close();
+  work_.reset();
+  io_.stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+template <class T>
+T BlockingClient::runOnLoop(std::function<void(std::function<void(T)>)> work) {
+  auto promise = std::make_shared<std::promise<T>>();
+  auto future = promise->get_future();
+  asio::post(io_, [work = std::move(work), promise] {
+    auto answered = std::make_shared<bool>(false);
+    work([promise, answered](T value) {
+      if (!std::exchange(*answered, true)) promise->set_value(std::move(value));
+    });
+  });
+  return future.get();
+}
+
+Result<ServerInfo> BlockingClient::connect(const LaunchPlan& plan, StdioOptions stdio) {
+  close();
+  return runOnLoop<Result<ServerInfo>>(
+      [this, &plan, stdio = std::move(stdio)](std::function<void(Result<ServerInfo>)> done) {
+        auto transport = StdioTransport::spawn(io_, plan, stdio);
+        if (!transport) {
+          done(std::unexpected(transport.error()));
+          return;
+        }
+        client_ = Client::create(io_, std::move(*transport), options_);
+        if (rootsProvider_) client_->setRootsProvider(rootsProvider_);
+        if (warningHandler_) {
+          client_->setWarningHandler(warningHandler_);
+          client_->setLogHandler([handler = warningHandler_](const LogMessage& log) {
+            handler("[" + log.level + "] " +
+                    (log.data.is_string() ? log.data.get<std::string>() : log.data.dump()));
+          });
+        }
+        client_->connect(std::move(done));
+      });
+}
+
+Result<std::vector<Tool>> BlockingClient::listTools() {
+  return runOnLoop<Result<std::vector<Tool>>>(
+      [this](std::function<void(Result<std::vector<Tool>>)> done) {
+        if (!client_) {
+          done(std::unexpected(notConnected()));
+          return;
+        }
+        client_->listTools(std::move(done));
+      });
+}
+
+Result<ToolResult> BlockingClient::callTool(const std::string& name, const Json& arguments,
+                                            std::chrono::milliseconds timeout,
+                                            std::function<void(const Progress&)> onProgress) {
+  return runOnLoop<Result<ToolResult>>(
+      [this, &name, &arguments, timeout,
+       onProgress = std::move(onProgress)](std::function<void(Result<ToolResult>)> done) mutable {
+        if (!client_) {
+          done(std::unexpected(notConnected()));
+          return;
+        }
+        client_->callTool(name, arguments, CallOptions{timeout, std::move(onProgress)},
+                          std::move(done));
+      });
+}
+
+Result<void> BlockingClient::ping() {
+  return runOnLoop<Result<void>>([this](std::function<void(Result<void>)> done) {
+    if (!client_) {
+      done(std::unexpected(notConnected()));
+      return;
+    }
+    client_->ping(std::move(done));
+  });
+}
+
+bool BlockingClient::isConnected() {
+  return runOnLoop<bool>(
+      [this](std::function<void(bool)> done) { done(client_ && client_->isReady()); });
+}
+
+void BlockingClient::close() {
+  runOnLoop<bool>([this](std::function<void(bool)> done) {
+    if (!client_) {
+      done(true);
+      return;
+    }
+    auto client = std::move(client_);
+    client_.reset();
+    // Keep the client alive until its transport has ended the server.
+    client->close([client, done] { done(true); });
+  });
+}
+
+}  // namespace kaja::core::mcp

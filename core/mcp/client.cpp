@@ -1,0 +1,413 @@
+#include "core/mcp/client.h"
+
+#include <boost/asio/post.hpp>
+
+namespace kaja::core::mcp {
+namespace asio = boost::asio;
+
+namespace {
+
+// A server whose cursors never end would otherwise page forever.
+constexpr int kMaxToolPages = 1000;
+
+std::string formatDuration(std::chrono::milliseconds duration) {
+  if (duration.count() % 1000 == 0) return std::to_string(duration.count() / 1000) + " s";
+  return std::to_string(duration.count()) + " ms";
+}
+
+std::string stringOr(const Json& object, const char* key, std::string fallback = {}) {
+  if (!object.is_object()) return fallback;
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+}  // namespace
+
+std::shared_ptr<Client> Client::create(asio::io_context& io, std::shared_ptr<Transport> transport,
+                                       ClientOptions options) {
+  return std::shared_ptr<Client>(new Client(io, std::move(transport), std::move(options)));
+}
+
+Client::Client(asio::io_context& io, std::shared_ptr<Transport> transport, ClientOptions options)
+    : io_(io), transport_(std::move(transport)), options_(std::move(options)), connectTimer_(io) {}
+
+Client::~Client() {
+  // The transport outlives us while its work is pending; its handlers hold only weak
+  // pointers here, so closing is enough to end the server.
+  if (transport_ && transport_->isOpen()) transport_->close();
+}
+
+void Client::setRootsProvider(std::function<std::vector<Root>()> provider) {
+  rootsProvider_ = std::move(provider);
+}
+void Client::setSamplingHandler(RequestHandler handler) { samplingHandler_ = std::move(handler); }
+void Client::setElicitationHandler(RequestHandler handler) {
+  elicitationHandler_ = std::move(handler);
+}
+void Client::setNotificationHandler(std::function<void(const Notification&)> handler) {
+  notificationHandler_ = std::move(handler);
+}
+void Client::setLogHandler(std::function<void(const LogMessage&)> handler) {
+  logHandler_ = std::move(handler);
+}
+void Client::setWarningHandler(std::function<void(const std::string&)> handler) {
+  warningHandler_ = std::move(handler);
+}
+void Client::setToolsChangedHandler(std::function<void(const std::vector<Tool>&)> handler) {
+  toolsChangedHandler_ = std::move(handler);
+}
+void Client::setClosedHandler(std::function<void(const Error&)> handler) {
+  closedHandler_ = std::move(handler);
+}
+
+Error Client::makeError(ErrorCode code, std::string message) const {
+  std::string context;
+  if (const auto name = transport_->describe(); name.starts_with("server '")) {
+    context = name.substr(8, name.size() - 9);
+  }
+  return Error{code, std::move(message), std::move(context), {}};
+}
+
+Json Client::clientCapabilities() const {
+  Json capabilities = Json::object();
+  if (rootsProvider_) capabilities["roots"] = {{"listChanged", true}};
+  if (samplingHandler_) capabilities["sampling"] = Json::object();
+  if (elicitationHandler_) capabilities["elicitation"] = Json::object();
+  return capabilities;
+}
+
+void Client::connect(std::function<void(Result<ServerInfo>)> done) {
+  if (state_ != State::kIdle) {
+    asio::post(io_, [done = std::move(done),
+                     error = makeError(ErrorCode::kInternal, "connect() was called twice.")] {
+      done(std::unexpected(error));
+    });
+    return;
+  }
+  state_ = State::kConnecting;
+  std::weak_ptr<Client> weak = weak_from_this();
+  transport_->start(TransportHandlers{[weak](Message message) {
+                                        if (auto self = weak.lock())
+                                          self->onMessage(std::move(message));
+                                      },
+                                      [weak](const std::string& warning) {
+                                        if (auto self = weak.lock(); self && self->warningHandler_)
+                                          self->warningHandler_(warning);
+                                      },
+                                      [weak](const Error& error) {
+                                        if (auto self = weak.lock()) self->onTransportClosed(error);
+                                      }});
+
+  // One callback reaches `done`: whichever of the reply, the error and the timer is first.
+  auto once = std::make_shared<std::function<void(Result<ServerInfo>)>>(std::move(done));
+  connectTimer_.expires_after(options_.connectTimeout);
+  connectTimer_.async_wait([weak, once](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (ec || !self || !*once) return;
+    auto callback = std::exchange(*once, nullptr);
+    callback(std::unexpected(self->makeError(
+        ErrorCode::kTimeout, self->describe() + " did not finish connecting within " +
+                                 formatDuration(self->options_.connectTimeout) + ".")));
+    self->transport_->close();
+  });
+
+  Json params = {
+      {"protocolVersion", std::string(kLatestProtocolVersion)},
+      {"capabilities", clientCapabilities()},
+      {"clientInfo", {{"name", options_.clientName}, {"version", options_.clientVersion}}}};
+  // The spec forbids cancelling initialize, so it has no timer of its own.
+  startRequest("initialize", "initialize", std::move(params), std::chrono::milliseconds(-1),
+               [weak, once](Result<Json> result) {
+                 auto self = weak.lock();
+                 if (!self || !*once) return;
+                 self->onInitialized(std::move(result), std::exchange(*once, nullptr));
+               },
+               {});
+}
+
+void Client::onInitialized(Result<Json> result, std::function<void(Result<ServerInfo>)> done) {
+  connectTimer_.cancel();
+  if (!result) {
+    done(std::unexpected(result.error()));
+    transport_->close();
+    return;
+  }
+  ServerInfo info;
+  info.raw = *result;
+  info.protocolVersion = stringOr(*result, "protocolVersion");
+  if (!isSupportedProtocolVersion(info.protocolVersion)) {
+    done(std::unexpected(
+        makeError(ErrorCode::kProtocol,
+                  describe() + " speaks MCP version \"" + clip(info.protocolVersion, 40) +
+                      "\", which kaja does not support (it speaks 2024-11-05 to 2025-11-25).")));
+    transport_->close();
+    return;
+  }
+  if (result->is_object()) {
+    if (const auto caps = result->find("capabilities"); caps != result->end() && caps->is_object())
+      info.capabilities = *caps;
+    if (const auto server = result->find("serverInfo"); server != result->end()) {
+      info.name = stringOr(*server, "name");
+      info.version = stringOr(*server, "version");
+    }
+    info.instructions = stringOr(*result, "instructions");
+  }
+  serverInfo_ = std::move(info);
+  state_ = State::kReady;
+  transport_->send(Notification{"notifications/initialized", Json()});
+  done(serverInfo_);
+}
+
+std::int64_t Client::request(const std::string& method, Json params,
+                             std::chrono::milliseconds timeout, ResultCallback done,
+                             std::function<void(const Progress&)> onProgress) {
+  if (state_ != State::kReady) {
+    const std::int64_t id = ids_.next();
+    postFailure(std::move(done),
+                closedError_ ? *closedError_
+                             : makeError(ErrorCode::kConnect, describe() + " is not connected; " +
+                                                                  method + " was not sent."));
+    return id;
+  }
+  return startRequest(method, method, std::move(params), timeout, std::move(done),
+                      std::move(onProgress));
+}
+
+std::int64_t Client::startRequest(const std::string& method, std::string label, Json params,
+                                  std::chrono::milliseconds timeout, ResultCallback done,
+                                  std::function<void(const Progress&)> onProgress) {
+  const std::int64_t id = ids_.next();
+  if (!transport_->isOpen()) {
+    postFailure(std::move(done), closedError_
+                                     ? *closedError_
+                                     : makeError(ErrorCode::kConnect, describe() + " is closed."));
+    return id;
+  }
+  if (onProgress) {
+    if (!params.is_object()) params = Json::object();
+    params["_meta"]["progressToken"] = id;
+  }
+  Pending pending{method,          std::move(label),
+                  std::move(done), std::move(onProgress),
+                  nullptr,         timeout.count() == 0 ? options_.requestTimeout : timeout};
+  if (pending.timeout.count() > 0) {
+    pending.timer = std::make_unique<asio::steady_timer>(io_, pending.timeout);
+    pending.timer->async_wait([weak = weak_from_this(), id](const boost::system::error_code& ec) {
+      if (auto self = weak.lock(); self && !ec) self->onTimeout(id);
+    });
+  }
+  pending_.emplace(id, std::move(pending));
+  transport_->send(Request{id, method, std::move(params)});
+  return id;
+}
+
+void Client::postFailure(ResultCallback done, Error error) {
+  if (!done) return;
+  asio::post(io_,
+             [done = std::move(done), error = std::move(error)] { done(std::unexpected(error)); });
+}
+
+void Client::onTimeout(std::int64_t id) {
+  const auto it = pending_.find(id);
+  if (it == pending_.end()) return;
+  Pending pending = std::move(it->second);
+  pending_.erase(it);
+  const std::string waited = formatDuration(pending.timeout);
+  notify("notifications/cancelled",
+         {{"requestId", id}, {"reason", "kaja stopped waiting after " + waited}});
+  pending.done(std::unexpected(
+      makeError(ErrorCode::kTimeout, describe() + " did not answer " + pending.label + " within " +
+                                         waited + "; kaja cancelled it.")));
+}
+
+bool Client::cancel(std::int64_t requestId, const std::string& reason) {
+  const auto it = pending_.find(requestId);
+  if (it == pending_.end() || it->second.method == "initialize") return false;
+  Pending pending = std::move(it->second);
+  pending_.erase(it);
+  notify("notifications/cancelled", {{"requestId", requestId}, {"reason", reason}});
+  postFailure(std::move(pending.done),
+              makeError(ErrorCode::kRefused, pending.label + " was cancelled (" + reason + ")."));
+  return true;
+}
+
+void Client::notify(const std::string& method, Json params) {
+  if (state_ == State::kReady || state_ == State::kConnecting) {
+    transport_->send(Notification{method, std::move(params)});
+  }
+}
+
+void Client::notifyRootsChanged() { notify("notifications/roots/list_changed"); }
+
+void Client::ping(std::function<void(Result<void>)> done) {
+  request("ping", Json::object(), std::chrono::milliseconds(0),
+          [done = std::move(done)](Result<Json> result) {
+            if (!result) {
+              done(std::unexpected(result.error()));
+            } else {
+              done({});
+            }
+          });
+}
+
+std::int64_t Client::callTool(const std::string& name, Json arguments, CallOptions options,
+                              std::function<void(Result<ToolResult>)> done) {
+  Json params = {{"name", name}};
+  if (!arguments.is_null()) params["arguments"] = std::move(arguments);
+  auto onResult = [done = std::move(done)](Result<Json> result) {
+    if (!result) {
+      done(std::unexpected(result.error()));
+    } else {
+      ToolResult toolResult;
+      toolResult.raw.swap(*result);
+      done(std::move(toolResult));
+    }
+  };
+  if (state_ != State::kReady) {
+    return request("tools/call", std::move(params), options.timeout, std::move(onResult));
+  }
+  return startRequest("tools/call", "tools/call '" + name + "'", std::move(params), options.timeout,
+                      std::move(onResult), std::move(options.onProgress));
+}
+
+void Client::listTools(std::function<void(Result<std::vector<Tool>>)> done) {
+  if (state_ != State::kReady) {
+    request(
+        "tools/list", Json::object(), std::chrono::milliseconds(0),
+        [done = std::move(done)](Result<Json> result) { done(std::unexpected(result.error())); });
+    return;
+  }
+  listPage(std::nullopt, std::make_shared<std::vector<Tool>>(), 0, std::move(done));
+}
+
+void Client::listPage(std::optional<std::string> cursor, std::shared_ptr<std::vector<Tool>> tools,
+                      int pages, std::function<void(Result<std::vector<Tool>>)> done) {
+  Json params = Json::object();
+  if (cursor) params["cursor"] = *cursor;
+  request("tools/list", std::move(params), std::chrono::milliseconds(0),
+          [weak = weak_from_this(), tools, pages, cursor,
+           done = std::move(done)](Result<Json> result) mutable {
+            auto self = weak.lock();
+            if (!self) return;
+            if (!result) {
+              done(std::unexpected(result.error()));
+              return;
+            }
+            const auto list = result->is_object() ? result->find("tools") : result->end();
+            if (!result->is_object() || list == result->end() || !list->is_array()) {
+              done(std::unexpected(self->makeError(
+                  ErrorCode::kProtocol,
+                  self->describe() + " answered tools/list without a tools array.")));
+              return;
+            }
+            for (const auto& item : *list) {
+              auto tool = Tool::fromJson(item);
+              if (!tool) {
+                done(std::unexpected(self->makeError(
+                    ErrorCode::kProtocol, self->describe() + ": " + tool.error().message)));
+                return;
+              }
+              tools->push_back(std::move(*tool));
+            }
+            const std::string next = stringOr(*result, "nextCursor");
+            if (!next.empty()) {
+              if (pages + 1 >= kMaxToolPages || (cursor && *cursor == next)) {
+                done(std::unexpected(self->makeError(
+                    ErrorCode::kProtocol, self->describe() +
+                                              " kept paging tools/list without end (cursor \"" +
+                                              clip(next, 40) + "\").")));
+                return;
+              }
+              self->listPage(next, tools, pages + 1, std::move(done));
+              return;
+            }
+            self->tools_ = *tools;
+            self->toolsListed_ = true;
+            done(std::move(*tools));
+          });
+}
+
+void Client::refreshTools() {
+  if (refreshing_) {
+    refreshAgain_ = true;
+    return;
+  }
+  refreshing_ = true;
+  listTools([weak = weak_from_this()](Result<std::vector<Tool>> result) {
+    auto self = weak.lock();
+    if (!self) return;
+    self->refreshing_ = false;
+    if (!result) {
+      if (self->warningHandler_) {
+        self->warningHandler_(self->describe() + " changed its tools, but listing them failed: " +
+                              result.error().message);
+      }
+    } else if (self->toolsChangedHandler_) {
+      self->toolsChangedHandler_(*result);
+    }
+    if (std::exchange(self->refreshAgain_, false) && self->isReady()) self->refreshTools();
+  });
+}
+
+void Client::close(std::function<void()> done) {
+  if (state_ == State::kClosed && !transport_->isOpen()) {
+    if (done) asio::post(io_, std::move(done));
+    return;
+  }
+  if (done) closeWaiters_.push_back(std::move(done));
+  connectTimer_.cancel();
+  transport_->close();
+}
+
+void Client::onTransportClosed(const Error& error) {
+  state_ = State::kClosed;
+  closedError_ = error;
+  connectTimer_.cancel();
+  auto pending = std::move(pending_);
+  pending_.clear();
+  for (auto& [id, request] : pending) {
+    if (request.timer) request.timer->cancel();
+    Error failure = error;
+    if (failure.code != ErrorCode::kTimeout && !failure.message.empty() &&
+        request.method != "initialize") {
+      failure.message = request.label + " failed: " + failure.message;
+    }
+    request.done(std::unexpected(std::move(failure)));
+  }
+  if (closedHandler_) closedHandler_(error);
+  for (auto& waiter : std::exchange(closeWaiters_, {})) waiter();
+}
+
+void Client::onMessage(Message message) {
+  if (auto* response = std::get_if<Response>(&message)) {
+    onResponse(*response);
+  } else if (auto* request = std::get_if<Request>(&message)) {
+    onServerRequest(*request);
+  } else {
+    onNotification(std::get<Notification>(message));
+  }
+}
+
+void Client::onResponse(const Response& response) {
+  const auto it = response.id.is_number_integer() ? pending_.find(response.id.get<std::int64_t>())
+                                                  : pending_.end();
+  if (it == pending_.end()) {
+    // Normal after a timeout or cancel: the answer raced the notifications/cancelled.
+    return;
+  }
+  Pending pending = std::move(it->second);
+  pending_.erase(it);
+  if (pending.timer) pending.timer->cancel();
+  if (response.error) {
+    Error error =
+        makeError(ErrorCode::kProtocol, describe() + " answered " + pending.label + " with error " +
+                                            std::to_string(response.error->code) + ": " +
+                                            clip(response.error->message, 300));
+    if (!response.error->data.is_null()) error.detail = response.error->data.dump();
+    pending.done(std::unexpected(std::move(error)));
+    return;
+  }
+  pending.done(response.result.value_or(Json::object()));
+}
+
+}  // namespace kaja::core::mcp

@@ -1,0 +1,173 @@
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/mcp/transport.h"
+#include "core/mcp/types.h"
+
+namespace kaja::core::mcp {
+
+/// Settings for one Client.
+struct ClientOptions {
+  std::string clientName = "kaja";
+  std::string clientVersion = KAJA_VERSION;
+  std::chrono::milliseconds connectTimeout{10000};  ///< connect + initialize (K9)
+  std::chrono::milliseconds requestTimeout{15000};  ///< default per request (U6)
+};
+
+/// Settings for one tools/call.
+struct CallOptions {
+  std::chrono::milliseconds timeout{0};  ///< 0: the client's requestTimeout
+  /// Called on each notifications/progress for this call; asks the server for progress.
+  std::function<void(const Progress&)> onProgress;
+};
+
+/// An MCP client over any Transport: the initialize handshake, tools, ping, progress,
+/// cancellation, logging, and answers to the server's own requests (roots, sampling,
+/// elicitation, ping). Asynchronous: every method returns at once and its callback runs
+/// later on the io_context's thread, exactly once. Not thread-safe: use it only from
+/// that thread (BlockingClient wraps it for other threads). Many Clients may share one
+/// io_context. Hold it by std::shared_ptr; destroying it closes the transport.
+class Client : public std::enable_shared_from_this<Client> {
+ public:
+  /// Callback for a request's result.
+  using ResultCallback = std::function<void(Result<Json>)>;
+  /// Answers one server→client request: call `respond` once, now or later, with the
+  /// result object or an Error (sent as a JSON-RPC error).
+  using RequestHandler =
+      std::function<void(const Json& params, std::function<void(Result<Json>)> respond)>;
+
+  /// Returns a client that will talk over `transport` (not yet started).
+  static std::shared_ptr<Client> create(boost::asio::io_context& io,
+                                        std::shared_ptr<Transport> transport,
+                                        ClientOptions options = {});
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+  ~Client();
+
+  /// Serves roots/list from `provider` and announces `roots: {listChanged: true}`. Set it
+  /// before connect() for the capability to be offered.
+  void setRootsProvider(std::function<std::vector<Root>()> provider);
+  /// Answers sampling/createMessage with `handler` (else -32601). Set before connect().
+  void setSamplingHandler(RequestHandler handler);
+  /// Answers elicitation/create with `handler` (else -32601). Set before connect().
+  void setElicitationHandler(RequestHandler handler);
+  /// Receives every notification from the server, including those handled here.
+  void setNotificationHandler(std::function<void(const Notification&)> handler);
+  /// Receives the server's notifications/message logging.
+  void setLogHandler(std::function<void(const LogMessage&)> handler);
+  /// Receives transport warnings (stray stdout lines) and ignored protocol oddities.
+  void setWarningHandler(std::function<void(const std::string&)> handler);
+  /// Receives the new list after notifications/tools/list_changed was followed.
+  void setToolsChangedHandler(std::function<void(const std::vector<Tool>&)> handler);
+  /// Receives why the connection ended (server exit, protocol error, close()).
+  void setClosedHandler(std::function<void(const Error&)> handler);
+
+  /// Starts the transport, sends initialize (offering 2025-11-25), checks the server's
+  /// version and sends notifications/initialized. Fails with kTimeout after
+  /// connectTimeout, kProtocol for an unsupported version, or the transport's error.
+  void connect(std::function<void(Result<ServerInfo>)> done);
+
+  /// Lists every tool, following nextCursor across pages, and caches the list.
+  void listTools(std::function<void(Result<std::vector<Tool>>)> done);
+
+  /// Calls tool `name`. On timeout sends notifications/cancelled and fails with kTimeout.
+  /// Returns the request id, which cancel() accepts.
+  std::int64_t callTool(const std::string& name, Json arguments, CallOptions options,
+                        std::function<void(Result<ToolResult>)> done);
+
+  /// Cancels a pending request: sends notifications/cancelled and fails its callback with
+  /// kRefused. Returns false when `requestId` is not pending.
+  bool cancel(std::int64_t requestId, const std::string& reason = "cancelled by the user");
+
+  /// Sends ping; succeeds on any result.
+  void ping(std::function<void(Result<void>)> done);
+
+  /// Sends any request. `timeout` 0 means the client's default. Returns its id.
+  std::int64_t request(const std::string& method, Json params, std::chrono::milliseconds timeout,
+                       ResultCallback done, std::function<void(const Progress&)> onProgress = {});
+
+  /// Sends any notification (dropped when not connected).
+  void notify(const std::string& method, Json params = Json());
+
+  /// Tells the server the roots changed (notifications/roots/list_changed).
+  void notifyRootsChanged();
+
+  /// Ends the connection gracefully; pending requests fail, then `done` runs.
+  void close(std::function<void()> done = {});
+
+  /// Returns true between a successful connect() and the end of the connection.
+  [[nodiscard]] bool isReady() const { return state_ == State::kReady; }
+  /// Returns the initialize result (empty before connect succeeds).
+  [[nodiscard]] const ServerInfo& serverInfo() const { return serverInfo_; }
+  /// Returns the tools from the last successful listTools().
+  [[nodiscard]] const std::vector<Tool>& tools() const { return tools_; }
+  /// Returns the transport's name for errors ("server 'time'").
+  [[nodiscard]] std::string describe() const { return transport_->describe(); }
+
+ private:
+  enum class State { kIdle, kConnecting, kReady, kClosed };
+  struct Pending {
+    std::string method;
+    std::string label;  ///< for errors: "tools/call 'echo'"
+    ResultCallback done;
+    std::function<void(const Progress&)> onProgress;
+    std::unique_ptr<boost::asio::steady_timer> timer;
+    std::chrono::milliseconds timeout{0};
+  };
+
+  Client(boost::asio::io_context& io, std::shared_ptr<Transport> transport, ClientOptions options);
+
+  std::int64_t startRequest(const std::string& method, std::string label, Json params,
+                            std::chrono::milliseconds timeout, ResultCallback done,
+                            std::function<void(const Progress&)> onProgress);
+  void onMessage(Message message);
+  void onResponse(const Response& response);
+  void onServerRequest(const Request& request);
+  void onNotification(const Notification& notification);
+  void onTimeout(std::int64_t id);
+  void onTransportClosed(const Error& error);
+  void onInitialized(Result<Json> result, std::function<void(Result<ServerInfo>)> done);
+  void listPage(std::optional<std::string> cursor, std::shared_ptr<std::vector<Tool>> tools,
+                int pages, std::function<void(Result<std::vector<Tool>>)> done);
+  void refreshTools();
+  void respond(const Json& id, Result<Json> result);
+  void postFailure(ResultCallback done, Error error);
+  [[nodiscard]] Json clientCapabilities() const;
+  [[nodiscard]] Error makeError(ErrorCode code, std::string message) const;
+
+  boost::asio::io_context& io_;
+  std::shared_ptr<Transport> transport_;
+  ClientOptions options_;
+  State state_ = State::kIdle;
+  IdAllocator ids_;
+  std::map<std::int64_t, Pending> pending_;
+  boost::asio::steady_timer connectTimer_;
+  ServerInfo serverInfo_;
+  std::vector<Tool> tools_;
+  bool toolsListed_ = false;
+  bool refreshing_ = false;
+  bool refreshAgain_ = false;
+  std::optional<Error> closedError_;
+  std::vector<std::function<void()>> closeWaiters_;
+
+  std::function<std::vector<Root>()> rootsProvider_;
+  RequestHandler samplingHandler_;
+  RequestHandler elicitationHandler_;
+  std::function<void(const Notification&)> notificationHandler_;
+  std::function<void(const LogMessage&)> logHandler_;
+  std::function<void(const std::string&)> warningHandler_;
+  std::function<void(const std::vector<Tool>&)> toolsChangedHandler_;
+  std::function<void(const Error&)> closedHandler_;
+};
+
+}  // namespace kaja::core::mcp

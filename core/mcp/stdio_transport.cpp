@@ -1,0 +1,352 @@
+#include "core/mcp/stdio_transport.h"
+
+#include <fcntl.h>
+#include <signal.h>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+
+namespace kaja::core::mcp {
+namespace asio = boost::asio;
+
+namespace {
+
+// After the leader exits, whatever still holds stdout is killed; give the pipe this
+// long to deliver its last bytes and EOF.
+constexpr std::chrono::milliseconds kDrainAfterExit{500};
+// How long a server whose stdout closed has to exit by itself before it is stopped.
+constexpr std::chrono::milliseconds kExitAfterEof{200};
+// Without a pidfd, the child's exit is noticed by polling this often.
+constexpr std::chrono::milliseconds kExitPollInterval{50};
+// Warnings about stray stdout lines stop after this many, so a flood is not echoed.
+constexpr std::size_t kWarnedNonJsonLines = 5;
+
+}  // namespace
+
+Result<std::shared_ptr<StdioTransport>> StdioTransport::spawn(asio::io_context& io,
+                                                              const LaunchPlan& plan,
+                                                              StdioOptions options) {
+  auto child = ChildProcess::start(plan);
+  if (!child) {
+    Error error = child.error();
+    error.context = options.serverName;
+    return std::unexpected(std::move(error));
+  }
+  return std::shared_ptr<StdioTransport>(
+      new StdioTransport(io, std::move(*child), std::move(options)));
+}
+
+StdioTransport::StdioTransport(asio::io_context& io, std::unique_ptr<ChildProcess> child,
+                               StdioOptions options)
+    : io_(io),
+      options_(std::move(options)),
+      child_(std::move(child)),
+      pid_(child_->pid()),
+      stdin_(io),
+      stdout_(io),
+      stderr_(io),
+      exitWatch_(io),
+      killTimer_(io),
+      drainTimer_(io),
+      pollTimer_(io),
+      stderrTail_(options_.stderrTailBytes) {
+  child_->setGracePeriod(options_.closeGrace);
+  stdin_.assign(child_->takeStdin().release());
+  stdout_.assign(child_->takeStdout().release());
+  stderr_.assign(child_->takeStderr().release());
+  if (child_->pidfd() >= 0) {
+    const int watch = ::fcntl(child_->pidfd(), F_DUPFD_CLOEXEC, 0);
+    if (watch >= 0) exitWatch_.assign(watch);
+  }
+}
+
+StdioTransport::~StdioTransport() {
+  boost::system::error_code ignored;
+  stdin_.close(ignored);
+  stdout_.close(ignored);
+  stderr_.close(ignored);
+  exitWatch_.close(ignored);
+}
+
+std::string StdioTransport::describe() const { return "server '" + options_.serverName + "'"; }
+
+void StdioTransport::start(TransportHandlers handlers) {
+  if (started_) return;
+  started_ = true;
+  handlers_ = std::move(handlers);
+  readStdout();
+  readStderr();
+  watchExit();
+}
+
+void StdioTransport::readStdout() {
+  stdout_.async_read_some(
+      asio::buffer(stdoutBuffer_),
+      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t bytes) {
+        if (self->finished_) return;
+        if (ec) {
+          self->onStdoutClosed();
+          return;
+        }
+        self->onStdout(bytes);
+      });
+}
+
+void StdioTransport::onStdout(std::size_t bytes) {
+  std::string_view chunk(stdoutBuffer_.data(), bytes);
+  while (!chunk.empty() && !finished_ && !failure_) {
+    const auto newline = chunk.find('\n');
+    const std::size_t take = newline == std::string_view::npos ? chunk.size() : newline;
+    if (partialLine_.size() + take > options_.maxLineBytes) {
+      fatal(Error{ErrorCode::kProtocol,
+                  describe() + " wrote a line longer than " +
+                      std::to_string(options_.maxLineBytes / (1024 * 1024)) +
+                      " MB without a newline, so kaja stopped it.",
+                  options_.serverName,
+                  {}});
+      return;
+    }
+    if (newline == std::string_view::npos) {
+      partialLine_.append(chunk);
+      break;
+    }
+    if (partialLine_.empty()) {
+      handleLine(chunk.substr(0, newline));
+    } else {
+      partialLine_.append(chunk.substr(0, newline));
+      std::string line = std::move(partialLine_);
+      partialLine_.clear();
+      handleLine(line);
+    }
+    chunk.remove_prefix(newline + 1);
+  }
+  if (!finished_ && !failure_) readStdout();
+}
+
+void StdioTransport::handleLine(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.find_first_not_of(" \t") == std::string_view::npos) return;
+  auto messages = parseMessages(line);
+  if (!messages) {
+    ++nonJsonLines_;
+    if (nonJsonLines_ > options_.maxNonJsonLines) {
+      fatal(Error{ErrorCode::kProtocol,
+                  describe() + " wrote " + std::to_string(nonJsonLines_) +
+                      " lines on stdout that are not JSON-RPC (the last: \"" + clip(line, 80) +
+                      "\"), so kaja stopped it; it may log to stdout instead of stderr.",
+                  options_.serverName, messages.error().message});
+      return;
+    }
+    if (nonJsonLines_ <= kWarnedNonJsonLines && handlers_.onWarning) {
+      handlers_.onWarning(
+          describe() + " wrote a line on stdout that is not JSON-RPC; kaja " + "skipped it: \"" +
+          clip(line, 120) + "\"" +
+          (nonJsonLines_ == kWarnedNonJsonLines ? " (further ones are not shown)" : ""));
+    }
+    return;
+  }
+  for (auto& message : *messages) {
+    if (finished_ || failure_) return;
+    if (handlers_.onMessage) handlers_.onMessage(std::move(message));
+  }
+}
+
+void StdioTransport::readStderr() {
+  stderr_.async_read_some(
+      asio::buffer(stderrBuffer_),
+      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t bytes) {
+        if (ec) return;
+        self->stderrTail_.append(std::string_view(self->stderrBuffer_.data(), bytes));
+        if (!self->finished_) self->readStderr();
+      });
+}
+
+void StdioTransport::watchExit() {
+  if (exitWatch_.is_open()) {
+    exitWatch_.async_wait(asio::posix::stream_descriptor::wait_read,
+                          [self = shared_from_this()](const boost::system::error_code& ec) {
+                            if (!ec && !self->finished_) self->onExited();
+                          });
+    return;
+  }
+  pollTimer_.expires_after(kExitPollInterval);
+  pollTimer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (ec || self->finished_) return;
+    if (self->child_->exitStatus()) {
+      self->onExited();
+    } else {
+      self->watchExit();
+    }
+  });
+}
+
+void StdioTransport::onExited() {
+  exitStatus_ = child_->exitStatus();
+  if (!exitStatus_) return;  // a spurious wakeup; cannot happen with pidfds
+  // The leader is a zombie until finish() reaps it, so its group id is still ours.
+  child_->killGroup(SIGKILL);
+  if (stdoutDone_) {
+    finishSoon();
+    return;
+  }
+  drainTimer_.expires_after(kDrainAfterExit);
+  drainTimer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec && !self->finished_) self->finishSoon();
+  });
+}
+
+void StdioTransport::onStdoutClosed() {
+  stdoutDone_ = true;
+  if (exitStatus_) {
+    finishSoon();
+    return;
+  }
+  // A server without stdout cannot answer; end it unless that is already under way.
+  // Stdout closes just before the exit is visible when a server simply exits, so give the
+  // exit a moment to show before treating this as a live server that shut its stdout.
+  if (!failure_ && !closeRequested_) {
+    killTimer_.expires_after(kExitAfterEof);
+    killTimer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (ec || self->finished_ || self->exitStatus_ || self->child_->exitStatus()) return;
+      self->stdoutClosedFirst_ = true;
+      self->escalate(SIGTERM);
+    });
+  }
+}
+
+void StdioTransport::send(const Message& message) {
+  if (finished_ || closeRequested_ || failure_) return;
+  writeQueue_.push_back(serialize(message) + "\n");
+  if (!writing_) writeNext();
+}
+
+void StdioTransport::writeNext() {
+  if (writeQueue_.empty() || !stdin_.is_open()) {
+    writing_ = false;
+    return;
+  }
+  writing_ = true;
+  asio::async_write(stdin_, asio::buffer(writeQueue_.front()),
+                    [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+                      if (self->finished_) return;
+                      if (!self->writeQueue_.empty()) self->writeQueue_.pop_front();
+                      if (ec) {
+                        self->writing_ = false;
+                        self->writeQueue_.clear();
+                        // EPIPE nearly always means the server exited; its exit status
+                        // makes the better error, so only a live server is failed here.
+                        if (ec != asio::error::operation_aborted && !self->child_->exitStatus()) {
+                          self->fatal(Error{ErrorCode::kConnect,
+                                            self->describe() + " stopped reading its stdin (" +
+                                                ec.message() + "), so kaja stopped it.",
+                                            self->options_.serverName,
+                                            {}});
+                        }
+                        return;
+                      }
+                      self->writeNext();
+                    });
+}
+
+void StdioTransport::fatal(Error error) {
+  if (finished_ || failure_) return;
+  failure_ = std::move(error);
+  // Nothing more is read from a failed server, so its exit alone may finish the close.
+  stdoutDone_ = true;
+  writeQueue_.clear();
+  child_->killGroup(SIGKILL);
+  if (!started_) finishSoon();
+}
+
+void StdioTransport::close() {
+  if (finished_ || closeRequested_) return;
+  closeRequested_ = true;
+  writeQueue_.clear();
+  boost::system::error_code ignored;
+  stdin_.close(ignored);
+  if (!started_) {
+    finishSoon();
+    return;
+  }
+  killTimer_.expires_after(options_.closeGrace);
+  killTimer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec && !self->finished_) self->escalate(SIGTERM);
+  });
+}
+
+void StdioTransport::escalate(int signal) {
+  child_->killGroup(signal);
+  if (signal == SIGKILL) return;
+  killTimer_.expires_after(options_.closeGrace);
+  killTimer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec && !self->finished_) self->escalate(SIGKILL);
+  });
+}
+
+void StdioTransport::drainStderr() {
+  if (!stderr_.is_open()) return;
+  boost::system::error_code ec;
+  stderr_.non_blocking(true, ec);
+  // Bounded: whatever a killed group left in the pipe, never a live flood.
+  for (int round = 0; round < 64 && !ec; ++round) {
+    const std::size_t bytes = stderr_.read_some(asio::buffer(stderrBuffer_), ec);
+    if (bytes > 0) stderrTail_.append(std::string_view(stderrBuffer_.data(), bytes));
+  }
+}
+
+void StdioTransport::finishSoon() {
+  if (finishPosted_) return;
+  finishPosted_ = true;
+  // Posted, so read handlers that already completed run first and their bytes (the
+  // last of stderr) make it into the error; and onClosed never runs inside close().
+  asio::post(io_, [self = shared_from_this()] { self->finish(); });
+}
+
+void StdioTransport::finish() {
+  if (finished_) return;
+  finished_ = true;
+  killTimer_.cancel();
+  drainTimer_.cancel();
+  pollTimer_.cancel();
+  drainStderr();
+  boost::system::error_code ignored;
+  stdin_.close(ignored);
+  stdout_.close(ignored);
+  stderr_.close(ignored);
+  exitWatch_.close(ignored);
+  writeQueue_.clear();
+  // The child has exited, or is killed now: terminate() returns without waiting long.
+  const ExitStatus status = child_->terminate(std::chrono::milliseconds(0));
+  const Error error = closingError(status);
+  auto onClosed = std::move(handlers_.onClosed);
+  handlers_ = {};
+  if (onClosed) onClosed(error);
+}
+
+Error StdioTransport::closingError(const ExitStatus& status) const {
+  const std::string lastLine = clip(stderrTail_.lastLine(), 300);
+  const std::string stderrNote =
+      lastLine.empty() ? "" : " (its last stderr line: \"" + lastLine + "\")";
+  std::string detail = "The server " + status.describe() + ".";
+  if (stderrTail_.totalBytes() > 0) {
+    detail += "\nstderr (last " + std::to_string(options_.stderrTailBytes / 1024) + " KB):\n" +
+              stderrTail_.tail();
+  }
+  if (closeRequested_) {
+    return Error{ErrorCode::kConnect, describe() + " was closed.", options_.serverName, detail};
+  }
+  if (failure_) {
+    Error error = *failure_;
+    error.detail = error.detail.empty() ? detail : error.detail + "\n" + detail;
+    return error;
+  }
+  if (stdoutClosedFirst_) {
+    return Error{ErrorCode::kConnect,
+                 describe() + " closed its stdout, so kaja stopped it" + stderrNote + ".",
+                 options_.serverName, detail};
+  }
+  return Error{ErrorCode::kConnect, describe() + " " + status.describe() + stderrNote + ".",
+               options_.serverName, detail};
+}
+
+}  // namespace kaja::core::mcp

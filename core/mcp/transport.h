@@ -1,0 +1,49 @@
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "core/error.h"
+#include "core/mcp/json_rpc.h"
+
+namespace kaja::core::mcp {
+
+/// What a Transport reports to its owner. Every callback runs on the transport's
+/// io_context thread, never inside send() or close().
+struct TransportHandlers {
+  /// A message arrived from the server.
+  std::function<void(Message)> onMessage;
+  /// Something worth a warning that did not end the connection (a banner line on stdout).
+  std::function<void(const std::string&)> onWarning;
+  /// The connection ended. Called exactly once, after which no onMessage follows. The
+  /// Error says why: the server exited (status, stderr tail), broke the protocol, or
+  /// close() was called (kConnect, "closed").
+  std::function<void(const Error&)> onClosed;
+};
+
+/// One connection to one MCP server that carries JSON-RPC messages both ways: stdio
+/// now, Streamable HTTP and legacy SSE later. Implementations are driven by one
+/// io_context and are not thread-safe: call them only from that io_context's thread.
+/// Hold them by std::shared_ptr; pending asynchronous work keeps them alive.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  /// Starts delivering messages to `handlers`. Call once, before send().
+  virtual void start(TransportHandlers handlers) = 0;
+
+  /// Queues `message` for the server. Failures surface through onClosed.
+  virtual void send(const Message& message) = 0;
+
+  /// Ends the connection gracefully (for stdio: close stdin, wait, SIGTERM, SIGKILL);
+  /// onClosed follows once it is over. Safe to call more than once.
+  virtual void close() = 0;
+
+  /// Returns true until onClosed has been called (or is about to be).
+  [[nodiscard]] virtual bool isOpen() const = 0;
+
+  /// Returns a short name for errors, such as "server 'filesystem'".
+  [[nodiscard]] virtual std::string describe() const = 0;
+};
+
+}  // namespace kaja::core::mcp
