@@ -107,6 +107,13 @@ Result<void> BlockingClient::ping() {
   });
 }
 
+void BlockingClient::notifyRootsChanged() {
+  runOnLoop<bool>([this](std::function<void(bool)> done) {
+    if (client_) client_->notifyRootsChanged();
+    done(true);
+  });
+}
+
 bool BlockingClient::isConnected() {
   return runOnLoop<bool>(
       [this](std::function<void(bool)> done) { done(client_ && client_->isReady()); });

@@ -44,6 +44,9 @@ class BlockingClient {
   /// Sends ping.
   Result<void> ping();
 
+  /// Tells the server its roots changed, so it asks the roots provider again.
+  void notifyRootsChanged();
+
   /// Closes the connection gracefully and waits until the server is gone.
   void close();
 

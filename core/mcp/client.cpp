@@ -61,11 +61,7 @@ void Client::setClosedHandler(std::function<void(const Error&)> handler) {
 }
 
 Error Client::makeError(ErrorCode code, std::string message) const {
-  std::string context;
-  if (const auto name = transport_->describe(); name.starts_with("server '")) {
-    context = name.substr(8, name.size() - 9);
-  }
-  return Error{code, std::move(message), std::move(context), {}};
+  return Error{code, std::move(message), transport_->name(), {}};
 }
 
 Json Client::clientCapabilities() const {
@@ -350,6 +346,11 @@ void Client::refreshTools() {
 }
 
 void Client::close(std::function<void()> done) {
+  if (state_ == State::kIdle) {
+    // Never started, so the transport has no handlers to report its end to us.
+    state_ = State::kClosed;
+    transport_->close();
+  }
   if (state_ == State::kClosed && !transport_->isOpen()) {
     if (done) asio::post(io_, std::move(done));
     return;

@@ -12,11 +12,18 @@ Result<Message> protocolError(std::string sentence) {
 }  // namespace
 
 std::string clip(std::string_view text, std::size_t limit) {
-  if (text.size() <= limit) return std::string(text);
-  // Back off to a UTF-8 boundary so the clipped text stays valid.
-  std::size_t cut = limit;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(text.substr(0, cut)) + "…";
+  std::size_t cut = text.size();
+  if (text.size() > limit) {
+    // Back off to a UTF-8 boundary so the clipped text stays valid.
+    cut = limit;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  }
+  std::string out(text.substr(0, cut));
+  // Peer text lands in one-line messages on a terminal: no newlines, no escape sequences.
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  return cut < text.size() ? out + "…" : out;
 }
 
 Result<Message> parseMessage(const Json& value) {

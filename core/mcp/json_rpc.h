@@ -84,8 +84,8 @@ class IdAllocator {
   std::int64_t next_ = 1;
 };
 
-/// Returns `text` cut to at most `limit` bytes with "…" appended when cut, for putting
-/// peer-supplied text into one-line error messages.
+/// Returns `text` cut to at most `limit` bytes with "…" appended when cut and control
+/// characters replaced by spaces, for putting peer-supplied text into one-line messages.
 std::string clip(std::string_view text, std::size_t limit = 200);
 
 }  // namespace kaja::core::mcp

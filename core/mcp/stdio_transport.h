@@ -53,6 +53,7 @@ class StdioTransport final : public Transport, public std::enable_shared_from_th
   void send(const Message& message) override;
   void close() override;
   [[nodiscard]] bool isOpen() const override { return !finished_; }
+  [[nodiscard]] std::string name() const override { return options_.serverName; }
   [[nodiscard]] std::string describe() const override;
 
   /// Returns the child's pid (and process group id).

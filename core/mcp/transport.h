@@ -42,6 +42,9 @@ class Transport {
   /// Returns true until onClosed has been called (or is about to be).
   [[nodiscard]] virtual bool isOpen() const = 0;
 
+  /// Returns the server's name, as used in Error::context ("filesystem").
+  [[nodiscard]] virtual std::string name() const = 0;
+
   /// Returns a short name for errors, such as "server 'filesystem'".
   [[nodiscard]] virtual std::string describe() const = 0;
 };

@@ -7,7 +7,8 @@
 // tools/call), ignore-term (ignores SIGTERM and stdin EOF), paginate-forever, exit-at-start.
 // Tools trigger faults during a call: echo, crash, abort, hang, long-line, garbage, stray-line,
 // stderr-flood, close-stdout, ask-roots, ask-unknown, ask-sampling, spawn-grandchild,
-// progress, rich-content, change-tools, cancelled-ids.
+// progress, rich-content, change-tools, cancelled-ids, ask-elicitation, ask-ping,
+// client-capabilities.
 #include <signal.h>
 #include <unistd.h>
 
@@ -28,6 +29,7 @@ int modeNumber = 0;
 int callCount = 0;
 bool toolsChanged = false;
 std::vector<Json> cancelledIds;
+Json clientCapabilities = Json::object();
 // Server→client requests in flight: our request id → the tools/call id waiting on it.
 std::map<std::string, Json> waitingCalls;
 int nextServerRequest = 1;
@@ -67,7 +69,10 @@ Json toolList() {
                                     "progress",
                                     "rich-content",
                                     "change-tools",
-                                    "cancelled-ids"};
+                                    "cancelled-ids",
+                                    "ask-elicitation",
+                                    "ask-ping",
+                                    "client-capabilities"};
   if (toolsChanged) names.push_back("new-tool");
   Json tools = Json::array();
   for (const auto& name : names) {
@@ -145,6 +150,15 @@ void handleCall(const Json& id, const Json& params) {
     askClient(id, "roots/list", Json::object());
   } else if (name == "ask-unknown") {
     askClient(id, "fault/unknown", Json::object());
+  } else if (name == "ask-elicitation") {
+    askClient(id, "elicitation/create",
+              {{"message", "Your name?"},
+               {"requestedSchema",
+                {{"type", "object"}, {"properties", {{"name", {{"type", "string"}}}}}}}});
+  } else if (name == "ask-ping") {
+    askClient(id, "ping", Json::object());
+  } else if (name == "client-capabilities") {
+    reply(id, {{"content", Json::array()}, {"structuredContent", clientCapabilities}});
   } else if (name == "ask-sampling") {
     askClient(id, "sampling/createMessage", {{"messages", Json::array()}, {"maxTokens", 10}});
   } else if (name == "spawn-grandchild") {
@@ -194,6 +208,7 @@ void handleCall(const Json& id, const Json& params) {
 
 void handleInitialize(const Json& id, const Json& params) {
   if (mode == "hang-init") return;
+  clientCapabilities = params.value("capabilities", Json::object());
   if (mode == "notify-before-init") {
     send({{"jsonrpc", "2.0"},
           {"method", "notifications/message"},

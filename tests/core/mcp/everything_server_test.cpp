@@ -155,5 +155,38 @@ TEST(FilesystemServerTest, ServerTakesItsFoldersFromOurRoots) {
   EXPECT_EQ(text.find(started.path()), std::string::npos) << text;
 }
 
+TEST(FilesystemServerTest, RootsChangeWithoutARestart) {
+  if (nodePath().empty()) GTEST_SKIP() << "node is not installed";
+  kaja::testing::ScopedTempDir first;
+  kaja::testing::ScopedTempDir second;
+  std::mutex mutex;
+  std::string current = first.path();
+  BlockingClient client;
+  client.setRootsProvider([&] {
+    std::lock_guard lock(mutex);
+    return std::vector<Root>{{fileUri(current), "work"}};
+  });
+  StdioOptions options;
+  options.serverName = "filesystem";
+  ASSERT_TRUE(client.connect(kaja::testing::filesystemPlan(first.path()), options));
+  auto allowed = [&] {
+    auto result = client.callTool("list_allowed_directories", Json::object());
+    return result ? result->text() : result.error().message;
+  };
+  ASSERT_TRUE(
+      kaja::testing::eventually([&] { return allowed().find(first.path()) != std::string::npos; }));
+  {
+    std::lock_guard lock(mutex);
+    current = second.path();
+  }
+  client.notifyRootsChanged();
+  std::string text;
+  EXPECT_TRUE(kaja::testing::eventually([&] {
+    text = allowed();
+    return text.find(second.path()) != std::string::npos;
+  })) << text;
+  EXPECT_EQ(text.find(first.path()), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace kaja::core::mcp

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <boost/asio/post.hpp>
 #include <mutex>
 
 #include "core/mcp/blocking_client.h"
@@ -48,8 +49,8 @@ TEST(FaultServerTest, FollowsPagination) {
   ASSERT_TRUE(client.connect(faultPlan(), named()));
   auto tools = client.listTools();
   ASSERT_TRUE(tools) << tools.error().describe();
-  EXPECT_EQ(tools->size(), 17u);  // four pages of five
-  EXPECT_EQ(tools->back().name, "cancelled-ids");
+  EXPECT_EQ(tools->size(), 20u);  // four pages of five
+  EXPECT_EQ(tools->back().name, "client-capabilities");
 }
 
 TEST(FaultServerTest, EndlessPaginationIsAnError) {
@@ -220,10 +221,30 @@ TEST(FaultServerTest, ServerRequestsAreAnswered) {
   auto unknown = client.callTool("ask-unknown", Json::object());
   ASSERT_TRUE(unknown);
   EXPECT_EQ((*unknown->structuredContent())["code"], rpc_error::kMethodNotFound);
-  // No sampling handler was set, so sampling is declined the same way.
-  auto sampling = client.callTool("ask-sampling", Json::object());
-  ASSERT_TRUE(sampling);
-  EXPECT_EQ((*sampling->structuredContent())["code"], rpc_error::kMethodNotFound);
+  // No sampling or elicitation handler was set, so both are declined the same way.
+  for (const char* tool : {"ask-sampling", "ask-elicitation"}) {
+    auto declined = client.callTool(tool, Json::object());
+    ASSERT_TRUE(declined);
+    EXPECT_EQ((*declined->structuredContent())["code"], rpc_error::kMethodNotFound) << tool;
+  }
+  auto ping = client.callTool("ask-ping", Json::object());
+  ASSERT_TRUE(ping);
+  EXPECT_EQ(*ping->structuredContent(), Json::object());
+}
+
+TEST(FaultServerTest, OffersOnlyTheCapabilitiesTheHostCanServe) {
+  BlockingClient bare;
+  ASSERT_TRUE(bare.connect(faultPlan(), named()));
+  auto none = bare.callTool("client-capabilities", Json::object());
+  ASSERT_TRUE(none);
+  EXPECT_EQ(*none->structuredContent(), Json::object());
+
+  BlockingClient withRoots;
+  withRoots.setRootsProvider([] { return std::vector<Root>{}; });
+  ASSERT_TRUE(withRoots.connect(faultPlan(), named()));
+  auto roots = withRoots.callTool("client-capabilities", Json::object());
+  ASSERT_TRUE(roots);
+  EXPECT_EQ(*roots->structuredContent(), (Json{{"roots", {{"listChanged", true}}}}));
 }
 
 TEST(FaultServerTest, SamplingGoesToTheHostHandler) {
@@ -234,6 +255,13 @@ TEST(FaultServerTest, SamplingGoesToTheHostHandler) {
   client->setSamplingHandler([](const Json& params, std::function<void(Result<Json>)> respond) {
     respond(Json{{"model", "test"}, {"maxTokens", params["maxTokens"]}});
   });
+  // Answered later, from another handler, as a host waiting for its user would.
+  client->setElicitationHandler(
+      [&io](const Json& params, std::function<void(Result<Json>)> respond) {
+        boost::asio::post(io, [respond, message = params["message"]] {
+          respond(Json{{"action", "accept"}, {"content", {{"name", "Kaja"}}}, {"asked", message}});
+        });
+      });
   bool connected = false;
   client->connect([&](Result<ServerInfo> info) { connected = info.has_value(); });
   ASSERT_TRUE(runUntil(io, [&] { return connected; }));
@@ -243,6 +271,14 @@ TEST(FaultServerTest, SamplingGoesToTheHostHandler) {
   ASSERT_TRUE(runUntil(io, [&] { return outcome.has_value(); }));
   ASSERT_TRUE(*outcome);
   EXPECT_EQ((*(*outcome)->structuredContent())["maxTokens"], 10);
+
+  outcome.reset();
+  client->callTool("ask-elicitation", Json::object(), {},
+                   [&](Result<ToolResult> result) { outcome = std::move(result); });
+  ASSERT_TRUE(runUntil(io, [&] { return outcome.has_value(); }));
+  ASSERT_TRUE(*outcome);
+  EXPECT_EQ(*(*outcome)->structuredContent(),
+            (Json{{"action", "accept"}, {"content", {{"name", "Kaja"}}}, {"asked", "Your name?"}}));
 }
 
 TEST(FaultServerTest, ToolListChangesAreFollowed) {
@@ -258,10 +294,10 @@ TEST(FaultServerTest, ToolListChangesAreFollowed) {
     client->listTools([&](Result<std::vector<Tool>> tools) { listed = tools.has_value(); });
   });
   ASSERT_TRUE(runUntil(io, [&] { return listed; }));
-  EXPECT_EQ(client->tools().size(), 17u);
+  EXPECT_EQ(client->tools().size(), 20u);
   client->callTool("change-tools", Json::object(), {}, [](Result<ToolResult>) {});
   ASSERT_TRUE(runUntil(io, [&] { return changed.has_value(); }));
-  EXPECT_EQ(changed->size(), 18u);
+  EXPECT_EQ(changed->size(), 21u);
   EXPECT_EQ(client->tools().back().name, "new-tool");
 }
 

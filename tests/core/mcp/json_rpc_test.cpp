@@ -69,6 +69,7 @@ TEST(JsonRpcTest, IdsAreUniqueAndClipKeepsUtf8Whole) {
   EXPECT_EQ(clip("abcdef", 3), "abc…");
   EXPECT_EQ(clip("aé", 2), "a…");  // é is two bytes; never cut in half
   EXPECT_EQ(clip("short"), "short");
+  EXPECT_EQ(clip("red\x1b[31m\nline"), "red [31m line");
 }
 
 }  // namespace
