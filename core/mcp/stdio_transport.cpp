@@ -21,6 +21,12 @@ constexpr std::chrono::milliseconds kExitPollInterval{50};
 // Warnings about stray stdout lines stop after this many, so a flood is not echoed.
 constexpr std::size_t kWarnedNonJsonLines = 5;
 
+std::string formatBytes(std::size_t bytes) {
+  constexpr std::size_t kMegabyte = std::size_t{1024} * 1024;
+  if (bytes % kMegabyte == 0) return std::to_string(bytes / kMegabyte) + " MB";
+  return std::to_string(bytes) + " bytes";
+}
+
 }  // namespace
 
 Result<std::shared_ptr<StdioTransport>> StdioTransport::spawn(asio::io_context& io,
@@ -99,9 +105,8 @@ void StdioTransport::onStdout(std::size_t bytes) {
     const std::size_t take = newline == std::string_view::npos ? chunk.size() : newline;
     if (partialLine_.size() + take > options_.maxLineBytes) {
       fatal(Error{ErrorCode::kProtocol,
-                  describe() + " wrote a line longer than " +
-                      std::to_string(options_.maxLineBytes / (1024 * 1024)) +
-                      " MB without a newline, so kaja stopped it.",
+                  describe() + " wrote a line longer than " + formatBytes(options_.maxLineBytes) +
+                      " without a newline, so kaja stopped it.",
                   options_.serverName,
                   {}});
       return;
@@ -197,6 +202,13 @@ void StdioTransport::onExited() {
 
 void StdioTransport::onStdoutClosed() {
   stdoutDone_ = true;
+  // The spec wants a newline after every message, but a last one without it is still
+  // worth delivering.
+  if (!partialLine_.empty() && !failure_) {
+    const std::string last = std::move(partialLine_);
+    partialLine_.clear();
+    handleLine(last);
+  }
   if (exitStatus_) {
     finishSoon();
     return;

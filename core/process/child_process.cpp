@@ -174,9 +174,9 @@ std::optional<ExitStatus> ChildProcess::waitFor(std::chrono::milliseconds timeou
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return std::nullopt;
     if (pidfd_.valid()) {
+      // No EINTR retry needed: the loop re-checks the exit and the time left anyway.
       pollfd entry{pidfd_.get(), POLLIN, 0};
-      const int ms = static_cast<int>(left.count());
-      retryOnEintr([&] { return ::poll(&entry, 1, ms); });
+      ::poll(&entry, 1, static_cast<int>(left.count()));
     } else {
       std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(10)));
     }
