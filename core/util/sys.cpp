@@ -7,12 +7,22 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 namespace kaja::core {
 
 std::string syscallMessage(std::string_view call, std::string_view what, int err) {
   return std::string(call) + "(" + std::string(what) + "): " + std::strerror(err);
+}
+
+std::optional<std::string> readTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 Result<void> makeDirectories(const std::string& dir, mode_t mode) {

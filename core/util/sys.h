@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,9 @@ auto retryOnEintr(Fn fn) -> decltype(fn()) {
 
 /// Creates `dir` and its parents with `mode` for the ones it creates.
 Result<void> makeDirectories(const std::string& dir, mode_t mode);
+
+/// Returns the whole contents of `path`, or nullopt when it cannot be read.
+std::optional<std::string> readTextFile(const std::string& path);
 
 /// Replaces `path` with `content` so that a reader sees the old or the new file, never a
 /// mix: writes a temporary file in the same folder with `mode`, fsyncs it, renames it into

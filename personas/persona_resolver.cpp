@@ -1,0 +1,80 @@
+#include "personas/persona_resolver.h"
+
+#include <climits>
+#include <cstdlib>
+
+#include "core/paths.h"
+#include "core/util/sys.h"
+
+namespace kaja::personas {
+
+const ActiveAbility* ResolvedPersona::find(const std::string& ability) const {
+  for (const auto& active : abilities) {
+    if (active.ability.name == ability) return &active;
+  }
+  return nullptr;
+}
+
+std::optional<std::string> resolveFolder(const std::string& path, const std::string& home) {
+  std::string expanded = core::expandHome(path, home);
+  char resolved[PATH_MAX];
+  if (::realpath(expanded.c_str(), resolved) == nullptr) return std::nullopt;
+  return std::string(resolved);
+}
+
+core::Result<ResolvedPersona> resolvePersona(const marketplace::Catalog& catalog,
+                                             const std::string& name, const std::string& home) {
+  const marketplace::PersonaRecord* record = nullptr;
+  for (const auto& candidate : catalog.personas()) {
+    if (candidate.name == name) record = &candidate;
+  }
+  if (record == nullptr) {
+    return core::fail(core::ErrorCode::kNotFound,
+                      "there is no persona named \"" + name + "\"; `kaja personas` lists them");
+  }
+  if (!record->persona) return std::unexpected(*record->error);
+
+  ResolvedPersona out;
+  out.name = name;
+  for (const auto& entry : record->persona->abilities) {
+    const marketplace::AbilityRecord* ability = catalog.findAbilityRecord(entry.ability);
+    if (ability == nullptr || !ability->ability) {
+      out.warnings.push_back("persona \"" + name + "\" lists \"" + entry.ability + "\", which " +
+                             (ability == nullptr ? "does not exist" : "has a broken manifest") +
+                             "; it is skipped.");
+      continue;
+    }
+    ActiveAbility active;
+    active.ability = *ability->ability;
+    active.tools = entry.tools;
+    for (const auto& root : entry.roots) {
+      auto folder = resolveFolder(root.path, home);
+      if (!folder) {
+        out.warnings.push_back(entry.ability + ": folder " + root.path +
+                               " does not exist; it is left out until you create it.");
+        continue;
+      }
+      active.roots.push_back({*folder, root.path, root.readOnly, root.backup});
+    }
+    if (active.ability.roots && active.roots.empty()) {
+      active.off = true;
+      active.offReason = entry.roots.empty()
+                             ? "persona \"" + name + "\" gives it no folders"
+                             : "none of the folders persona \"" + name + "\" gives it exist";
+    }
+    out.abilities.push_back(std::move(active));
+  }
+  return out;
+}
+
+std::string activePersona(const std::string& configDir) {
+  std::string saved = core::readTextFile(configDir + "/persona").value_or("");
+  while (!saved.empty() && (saved.back() == '\n' || saved.back() == ' ')) saved.pop_back();
+  return saved.empty() ? kDefaultPersona : saved;
+}
+
+core::Result<void> setActivePersona(const std::string& configDir, const std::string& name) {
+  return core::writeFileAtomically(configDir + "/persona", name + "\n", 0644);
+}
+
+}  // namespace kaja::personas

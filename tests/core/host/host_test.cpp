@@ -1,0 +1,166 @@
+// The host against real servers: good ones connect, bad ones are reported and skipped,
+// and a persona switch changes a running server's roots without restarting it.
+#include "core/host/host.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tests/core/mcp/test_servers.h"
+
+namespace kaja::core {
+namespace {
+
+using ::testing::HasSubstr;
+
+Activation stdioActivation(const std::string& name, LaunchPlan plan, bool roots = false) {
+  Activation activation;
+  activation.ability.name = name;
+  activation.ability.roots = roots;
+  activation.resolution.state = AbilityState::kOn;
+  activation.resolution.runner = RunnerKind::kCommand;
+  activation.resolution.launch = std::move(plan);
+  return activation;
+}
+
+const ConnectReport& reportFor(const std::vector<ConnectReport>& reports, const std::string& name) {
+  for (const auto& report : reports) {
+    if (report.ability == name) return report;
+  }
+  static ConnectReport none;
+  return none;
+}
+
+std::string allowedDirectories(Host& host) {
+  auto result = host.callTool("filesystem", "list_allowed_directories", mcp::Json::object());
+  return result ? result->text() : "error: " + result.error().describe();
+}
+
+TEST(HostTest, GoodServersConnectAndBadOnesAreSkipped) {
+  std::vector<std::string> warnings;
+  HostOptions options;
+  options.connectTimeout = std::chrono::seconds(8);
+  Host host(options);
+  kaja::testing::ScopedTempDir dir;
+  std::vector<Activation> wanted = {
+      stdioActivation("everything", kaja::testing::everythingPlan()),
+      stdioActivation("filesystem", kaja::testing::filesystemPlan(dir.path())),
+      stdioActivation("thinking", kaja::testing::minimalPlan({kaja::testing::nodePath(),
+                                                              kaja::testing::npmServerScript(
+                                                                  "server-sequential-thinking")})),
+      stdioActivation("missing", kaja::testing::minimalPlan({"/nonexistent/kaja-no-server"})),
+      stdioActivation("silent", kaja::testing::minimalPlan({"/bin/sleep", "600"})),
+  };
+  auto started = std::chrono::steady_clock::now();
+  auto reports = host.activate(wanted);
+  auto took = std::chrono::steady_clock::now() - started;
+  ASSERT_EQ(reports.size(), 5u);
+
+  EXPECT_TRUE(reportFor(reports, "everything").ok);
+  EXPECT_GT(reportFor(reports, "everything").tools.size(), 5u);
+  EXPECT_TRUE(reportFor(reports, "filesystem").ok);
+  EXPECT_GT(reportFor(reports, "filesystem").tools.size(), 5u);
+  EXPECT_TRUE(reportFor(reports, "thinking").ok);
+  EXPECT_EQ(reportFor(reports, "thinking").tools.size(), 1u);
+
+  const auto& missing = reportFor(reports, "missing");
+  ASSERT_FALSE(missing.ok);
+  EXPECT_EQ(missing.error->code, ErrorCode::kSpawn);
+  EXPECT_THAT(missing.error->describe(), HasSubstr("kaja-no-server"));
+
+  const auto& silent = reportFor(reports, "silent");
+  ASSERT_FALSE(silent.ok);
+  EXPECT_EQ(silent.error->code, ErrorCode::kTimeout);
+  EXPECT_THAT(silent.error->describe(), HasSubstr("did not answer within 8 s"));
+  // The silent one was given up at its own deadline, not waited on past it.
+  EXPECT_LT(took, std::chrono::seconds(20));
+
+  // The host keeps serving the good ones.
+  auto connected = host.connected();
+  EXPECT_EQ(connected, (std::vector<std::string>{"everything", "filesystem", "thinking"}));
+  auto echo = host.callTool("everything", "echo", {{"message", "still here"}});
+  ASSERT_TRUE(echo.has_value()) << echo.error().describe();
+  EXPECT_THAT(echo->text(), HasSubstr("still here"));
+}
+
+TEST(HostTest, AtMostFourStdioServersStartAtOnce) {
+  HostOptions options;
+  int starting = 0;
+  int peak = 0;
+  options.events.connecting = [&](const std::string&) { peak = std::max(peak, ++starting); };
+  options.events.connected = [&](const ConnectReport&) { --starting; };
+  Host host(options);
+  std::vector<Activation> wanted;
+  for (int i = 0; i < 7; ++i) {
+    wanted.push_back(stdioActivation("fault" + std::to_string(i), kaja::testing::faultPlan()));
+  }
+  auto reports = host.activate(wanted);
+  for (const auto& report : reports) {
+    EXPECT_TRUE(report.ok) << report.ability << ": " << report.error->describe();
+  }
+  EXPECT_EQ(peak, 4);
+}
+
+TEST(HostTest, SwitchChangesRootsWithoutRestartAndClosesWhatIsNoLongerUsed) {
+  kaja::testing::ScopedTempDir a;
+  kaja::testing::ScopedTempDir b;
+  std::filesystem::create_directories(a.path() + "/notes");
+  std::filesystem::create_directories(b.path() + "/site");
+  std::string notes = a.path() + "/notes";
+  std::string site = b.path() + "/site";
+  Host host;
+  auto filesystem = [](std::vector<std::string> folders) {
+    Activation activation = stdioActivation(
+        "filesystem",
+        kaja::testing::minimalPlan(
+            {kaja::testing::nodePath(), kaja::testing::npmServerScript("server-filesystem")}),
+        true);
+    for (const auto& folder : folders) activation.roots.push_back({mcp::fileUri(folder), ""});
+    return activation;
+  };
+
+  auto first = host.activate(
+      {filesystem({notes}), stdioActivation("everything", kaja::testing::everythingPlan())});
+  ASSERT_TRUE(first[0].ok) << first[0].error->describe();
+  ASSERT_TRUE(first[1].ok) << first[1].error->describe();
+  auto pid = host.serverPid("filesystem");
+  ASSERT_TRUE(pid.has_value());
+  std::string before = allowedDirectories(host);
+  EXPECT_THAT(before, HasSubstr(notes));
+  EXPECT_THAT(before, Not(HasSubstr(site)));
+
+  auto second = host.activate({filesystem({site})});
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_TRUE(second[0].reused);
+  EXPECT_EQ(host.serverPid("filesystem"), pid);
+  EXPECT_EQ(host.connected(), std::vector<std::string>{"filesystem"});
+  // The server asks for the new roots after the notification; give it a moment.
+  std::string after;
+  for (int i = 0; i < 50; ++i) {
+    after = allowedDirectories(host);
+    if (after.find(site) != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_THAT(after, HasSubstr(site));
+  EXPECT_THAT(after, Not(HasSubstr(notes)));
+  EXPECT_EQ(host.serverPid("filesystem"), pid);
+}
+
+TEST(HostTest, ClosingEndsEveryServer) {
+  pid_t pid = 0;
+  {
+    Host host;
+    auto reports = host.activate({stdioActivation("everything", kaja::testing::everythingPlan())});
+    ASSERT_TRUE(reports[0].ok);
+    pid = host.serverPid("everything").value_or(0);
+    ASSERT_GT(pid, 0);
+    host.closeAll();
+    EXPECT_TRUE(host.connected().empty());
+  }
+  // Reaped, so the pid no longer names a child of ours (or a zombie).
+  EXPECT_NE(::kill(pid, 0), 0);
+}
+
+}  // namespace
+}  // namespace kaja::core
