@@ -160,7 +160,11 @@ void StdioTransport::readStderr() {
   stderr_.async_read_some(
       asio::buffer(stderrBuffer_),
       [self = shared_from_this()](const boost::system::error_code& ec, std::size_t bytes) {
-        if (ec) return;
+        if (ec) {
+          self->stderrDone_ = true;
+          self->maybeFinish();
+          return;
+        }
         self->stderrTail_.append(std::string_view(self->stderrBuffer_.data(), bytes));
         if (!self->finished_) self->readStderr();
       });
@@ -190,10 +194,10 @@ void StdioTransport::onExited() {
   if (!exitStatus_) return;  // a spurious wakeup; cannot happen with pidfds
   // The leader is a zombie until finish() reaps it, so its group id is still ours.
   child_->killGroup(SIGKILL);
-  if (stdoutDone_) {
-    finishSoon();
-    return;
-  }
+  maybeFinish();
+  if (finishPosted_) return;
+  // Both pipes reach EOF once the killed group is gone, unless something escaped the group
+  // and holds them; then this timer ends the wait.
   drainTimer_.expires_after(kDrainAfterExit);
   drainTimer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
     if (!ec && !self->finished_) self->finishSoon();
@@ -210,7 +214,7 @@ void StdioTransport::onStdoutClosed() {
     handleLine(last);
   }
   if (exitStatus_) {
-    finishSoon();
+    maybeFinish();
     return;
   }
   // A server without stdout cannot answer; end it unless that is already under way.
@@ -296,21 +300,26 @@ void StdioTransport::escalate(int signal) {
 }
 
 void StdioTransport::drainStderr() {
-  if (!stderr_.is_open()) return;
+  if (stderrDone_ || !stderr_.is_open()) return;
+  // Only after the drain timer: something outside the group still holds stderr. Read
+  // what is there now, bounded, into a buffer of its own (a pending read owns the other).
+  std::array<char, 16 * 1024> buffer{};
   boost::system::error_code ec;
   stderr_.non_blocking(true, ec);
-  // Bounded: whatever a killed group left in the pipe, never a live flood.
-  for (int round = 0; round < 64 && !ec; ++round) {
-    const std::size_t bytes = stderr_.read_some(asio::buffer(stderrBuffer_), ec);
-    if (bytes > 0) stderrTail_.append(std::string_view(stderrBuffer_.data(), bytes));
+  for (int round = 0; round < 16 && !ec; ++round) {
+    const std::size_t bytes = stderr_.read_some(asio::buffer(buffer), ec);
+    if (bytes > 0) stderrTail_.append(std::string_view(buffer.data(), bytes));
   }
+}
+
+void StdioTransport::maybeFinish() {
+  if (exitStatus_ && stdoutDone_ && stderrDone_) finishSoon();
 }
 
 void StdioTransport::finishSoon() {
   if (finishPosted_) return;
   finishPosted_ = true;
-  // Posted, so read handlers that already completed run first and their bytes (the
-  // last of stderr) make it into the error; and onClosed never runs inside close().
+  // Posted, so onClosed never runs inside close() or send().
   asio::post(io_, [self = shared_from_this()] { self->finish(); });
 }
 

@@ -75,6 +75,7 @@ class StdioTransport final : public Transport, public std::enable_shared_from_th
   void writeNext();
   void fatal(Error error);
   void escalate(int signal);
+  void maybeFinish();
   void finishSoon();
   void finish();
   void drainStderr();
@@ -103,6 +104,7 @@ class StdioTransport final : public Transport, public std::enable_shared_from_th
 
   bool started_ = false;
   bool stdoutDone_ = false;
+  bool stderrDone_ = false;
   bool stdoutClosedFirst_ = false;
   bool closeRequested_ = false;
   bool finishPosted_ = false;
