@@ -1,9 +1,11 @@
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -14,14 +16,20 @@ namespace kaja::cli {
 struct ParsedArgs {
   std::vector<std::string> flags;
   std::vector<std::string> positional;
+  std::vector<std::pair<std::string, std::string>> values;  ///< options that take a value
+
+  /// Returns the value given to option `flag`, or nullopt.
+  [[nodiscard]] std::optional<std::string> value(std::string_view flag) const;
 
   /// Returns true when `flag` was given.
   [[nodiscard]] bool has(std::string_view flag) const;
 };
 
-/// Splits `args`; any flag not in `known` (and not --help or --verbose, which every
-/// command takes) is a usage error that names it and suggests the nearest. "--" ends flags.
+/// Splits `args`; any flag not in `known` or `valued` (and not --help or --verbose, which
+/// every command takes) is a usage error that names it and suggests the nearest. Options
+/// in `valued` take a value as `--name VALUE` or `--name=VALUE`. "--" ends flags.
 core::Result<ParsedArgs> parseArgs(std::span<const std::string> args,
-                                   std::initializer_list<std::string_view> known);
+                                   std::initializer_list<std::string_view> known,
+                                   std::initializer_list<std::string_view> valued = {});
 
 }  // namespace kaja::cli

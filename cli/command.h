@@ -29,6 +29,7 @@ struct Command {
 std::span<const Command> commands();
 
 int runAbilities(std::span<const std::string> args);
+int runDoctor(std::span<const std::string> args);
 int runConfig(std::span<const std::string> args);
 int runKey(std::span<const std::string> args);
 

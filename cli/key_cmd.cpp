@@ -1,62 +1,17 @@
-#include <fcntl.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <iostream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "cli/args.h"
 #include "cli/command.h"
 #include "cli/context.h"
 #include "cli/output.h"
+#include "cli/prompt.h"
 #include "core/manifest/ability_loader.h"
 
 namespace kaja::cli {
 namespace {
-
-// Reads a key from the terminal with echo off, showing one '*' per character.
-std::optional<std::string> promptMasked(const std::string& ability) {
-  int tty = ::open("/dev/tty", O_RDWR | O_CLOEXEC);
-  if (tty < 0) return std::nullopt;
-  termios saved{};
-  ::tcgetattr(tty, &saved);
-  termios raw = saved;
-  raw.c_lflag &= ~static_cast<tcflag_t>(ECHO | ICANON);
-  ::tcsetattr(tty, TCSAFLUSH, &raw);
-  std::string prompt = "API key for " + ability + ": ";
-  (void)::write(tty, prompt.data(), prompt.size());
-  std::string key;
-  char c = 0;
-  while (::read(tty, &c, 1) == 1 && c != '\n' && c != '\r') {
-    if (c == 0x7f || c == '\b') {
-      if (!key.empty()) {
-        key.pop_back();
-        (void)::write(tty, "\b \b", 3);
-      }
-    } else if (c == 0x03 || c == 0x04) {  // Ctrl-C, Ctrl-D: give up, save nothing
-      key.clear();
-      break;
-    } else {
-      key += c;
-      (void)::write(tty, "*", 1);
-    }
-  }
-  (void)::write(tty, "\n", 1);
-  ::tcsetattr(tty, TCSAFLUSH, &saved);
-  ::close(tty);
-  return key;
-}
-
-std::string readKey(const std::string& ability) {
-  if (::isatty(STDIN_FILENO)) {
-    if (auto key = promptMasked(ability)) return *key;
-  }
-  std::string key((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-  while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
-  return key;
-}
 
 int keySet(Context& context, const std::string& name) {
   const marketplace::AbilityRecord* record = context.catalog.findAbilityRecord(name);
@@ -69,7 +24,7 @@ int keySet(Context& context, const std::string& name) {
                  " declares no auth in its manifest, so the key will not be used until "
                  "it does");
   }
-  std::string key = readKey(name);
+  std::string key = readKey("API key for " + name + ": ");
   if (auto ok = core::Secrets::checkKey(key); !ok) {
     printError(ok.error());
     return kExitUsage;

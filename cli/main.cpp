@@ -11,6 +11,22 @@ namespace kaja::cli {
 namespace {
 
 constexpr Command kCommands[] = {
+    {"doctor", "doctor [--json] [--verbose] [--timeout S] [NAME...]",
+     "connect every ability and report what works",
+     "Connects every ability (or only those named) in parallel, at most 4 stdio servers\n"
+     "starting at once, each given 10 s, and prints one row each:\n"
+     "  ok        connected; TOOLS is what it offers (offered/listed when its manifest's\n"
+     "            tools list narrows it), SCHEMA the size of those tools' schemas in tokens\n"
+     "  failed    it did not start or answer; NOTE says why (--verbose adds its stderr)\n"
+     "  off       it needs something first: a key (on a terminal doctor offers to add one),\n"
+     "            or folders from a persona for a roots server\n"
+     "  left-out  nothing here can start it; NOTE says what to install\n"
+     "Roots servers get every folder any persona gives them.\n\n"
+     "Exit status: 0 when every ability that is on connected, 1 otherwise.\n\n"
+     "Options:\n  --json     print {\"ok\", \"abilities\": [...], \"warnings\"} instead\n"
+     "  --verbose  show each failed server's stderr\n"
+     "  --timeout S  give each server S seconds to start and list its tools (default 10)\n",
+     runDoctor},
     {"abilities", "abilities [--json]", "show every ability and what it runs on this machine",
      "Lists every ability in the marketplace (shipped and your own) with its state:\n"
      "  on        it can start (or be reached) here\n"
@@ -100,7 +116,7 @@ int main(int argc, char** argv) {
     return command.run(rest);
   }
   std::string message = "unknown command \"" + args[first] + "\"";
-  std::string near = kaja::core::nearestWord(args[first], {"abilities", "config", "key"});
+  std::string near = kaja::core::nearestWord(args[first], {"doctor", "abilities", "config", "key"});
   if (!near.empty()) message += "; did you mean \"" + near + "\"?";
   printError(message + " (kaja --help lists the commands)");
   return kExitUsage;

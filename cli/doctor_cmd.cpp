@@ -1,0 +1,332 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli/args.h"
+#include "cli/command.h"
+#include "cli/context.h"
+#include "cli/output.h"
+#include "cli/prompt.h"
+#include "core/host/host.h"
+#include "core/mcp/types.h"
+#include "personas/persona_resolver.h"
+
+namespace kaja::cli {
+namespace {
+
+using nlohmann::json;
+namespace mcp = core::mcp;
+
+/// A persona that offers more tools than this gets a warning (S5).
+constexpr size_t kManyTools = 40;
+
+struct DoctorRow {
+  std::string name;
+  std::string state;  ///< ok, failed, off, left-out
+  std::string transport;
+  std::string runner;
+  std::string runs;
+  size_t tools = 0;    ///< what the server listed
+  size_t offered = 0;  ///< after the ability's own allow-list
+  size_t schemaChars = 0;
+  long ms = -1;
+  std::string error;
+  std::string hint;
+  std::string stderrTail;
+  std::vector<std::string> offeredNames;
+  bool needsKey = false;  ///< off for want of a key: doctor may offer to add one
+};
+
+// Each persona's folders for `ability`, merged, so doctor checks the server with every
+// folder some persona would give it.
+std::vector<mcp::Root> rootsFromPersonas(const Context& context, const std::string& ability,
+                                         std::vector<std::string>& missing) {
+  std::set<std::string> seen;
+  std::vector<mcp::Root> roots;
+  for (const auto& record : context.catalog.personas()) {
+    if (!record.persona) continue;
+    for (const auto& entry : record.persona->abilities) {
+      if (entry.ability != ability) continue;
+      for (const auto& root : entry.roots) {
+        auto folder = personas::resolveFolder(root.path, core::homeDir());
+        if (!folder) {
+          missing.push_back(root.path);
+        } else if (seen.insert(*folder).second) {
+          roots.push_back({mcp::fileUri(*folder), ""});
+        }
+      }
+    }
+  }
+  return roots;
+}
+
+size_t schemaSize(const mcp::Tool& tool) {
+  return tool.name.size() + tool.description.size() + tool.inputSchema.dump().size();
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& word : words) out += (out.empty() ? "" : ", ") + word;
+  return out;
+}
+
+// Decides, without connecting, what doctor does with one ability: a row that is already
+// final (off, left-out, broken) or an activation to connect.
+std::optional<core::Activation> plan(const marketplace::AbilityRecord& record,
+                                     const Context& context, const core::RunnerContext& runners,
+                                     const std::string& scratch, DoctorRow& row) {
+  row.name = record.name;
+  if (!record.ability) {
+    row.state = "failed";
+    row.error = record.error->describe();
+    row.hint = "fix the manifest";
+    return std::nullopt;
+  }
+  const core::Ability& ability = *record.ability;
+  row.transport = core::toString(ability.transport);
+  core::Resolution resolution =
+      core::resolveAbility(ability, runners, context.secrets.key(ability.name));
+  if (resolution.runner) row.runner = core::toString(*resolution.runner);
+  row.runs = resolution.runs();
+  if (resolution.state == core::AbilityState::kLeftOut) {
+    row.state = "left-out";
+    row.hint = resolution.reason;
+    return std::nullopt;
+  }
+  if (resolution.state == core::AbilityState::kOff) {
+    row.state = "off";
+    row.needsKey = ability.needsKey();
+    row.hint = resolution.reason;
+    return std::nullopt;
+  }
+  if (ability.auth && ability.auth->keyless && !context.secrets.has(ability.name)) {
+    row.hint = "works without a key; `kaja key set " + ability.name + "` adds one";
+  }
+  core::Activation activation{ability, std::move(resolution), {}};
+  if (ability.roots) {
+    std::vector<std::string> missing;
+    activation.roots = rootsFromPersonas(context, ability.name, missing);
+    if (activation.roots.empty()) {
+      // Still check that the server works, on an empty folder of doctor's own, and say
+      // that no persona can use it as things stand (K14).
+      activation.roots.push_back({mcp::fileUri(scratch), ""});
+      row.hint = (missing.empty() ? "no persona gives it folders, so it is off everywhere; add "
+                                    "roots to its entry in a persona"
+                                  : "off in every persona: the folders they give it do not "
+                                    "exist: " +
+                                        joined(missing)) +
+                 " (checked with an empty folder)";
+    } else if (!missing.empty()) {
+      row.hint = "folders that do not exist are left out: " + joined(missing);
+    }
+  }
+  return activation;
+}
+
+void fillFromReport(const core::ConnectReport& report, const core::Ability& ability,
+                    DoctorRow& row) {
+  row.ms = static_cast<long>(report.elapsed.count());
+  row.stderrTail = report.stderrTail;
+  if (!report.ok) {
+    row.state = "failed";
+    row.error = report.error->message;
+    return;
+  }
+  row.state = "ok";
+  row.tools = report.tools.size();
+  for (const auto& tool : report.tools) {
+    bool allowed = !ability.tools || std::find(ability.tools->begin(), ability.tools->end(),
+                                               tool.name) != ability.tools->end();
+    if (!allowed) continue;
+    row.offeredNames.push_back(tool.name);
+    row.schemaChars += schemaSize(tool);
+  }
+  row.offered = row.offeredNames.size();
+}
+
+// Warns about personas that offer more tools than a model handles well.
+std::vector<std::string> personaWarnings(const Context& context,
+                                         const std::vector<DoctorRow>& rows) {
+  std::vector<std::string> warnings;
+  for (const auto& record : context.catalog.personas()) {
+    if (!record.persona) continue;
+    size_t total = 0;
+    for (const auto& entry : record.persona->abilities) {
+      for (const auto& row : rows) {
+        if (row.name != entry.ability) continue;
+        total += entry.tools ? std::min(entry.tools->size(), row.offered) : row.offered;
+      }
+    }
+    if (total > kManyTools) {
+      warnings.push_back("persona \"" + record.name + "\" offers " + std::to_string(total) +
+                         " tools; over " + std::to_string(kManyTools) +
+                         " models choose worse and every request costs more. Narrow it with "
+                         "tools = [...] in its entries.");
+    }
+  }
+  return warnings;
+}
+
+void printTable(const std::vector<DoctorRow>& rows) {
+  bool colourful = useColour(stdout);
+  Table table({"NAME", "STATE", "TOOLS", "TIME", "SCHEMA", "NOTE"});
+  for (const auto& row : rows) {
+    std::string code = row.state == "ok" ? "32" : row.state == "failed" ? "31" : "33";
+    bool connected = row.state == "ok";
+    std::string tools = connected ? std::to_string(row.offered) : "-";
+    if (connected && row.offered != row.tools) tools += "/" + std::to_string(row.tools);
+    std::string note = !row.error.empty() ? row.error : row.hint;
+    table.addRow({row.name, colour(row.state, code, colourful), tools,
+                  row.ms >= 0 ? std::to_string(row.ms) + " ms" : "-",
+                  connected ? "~" + std::to_string(row.schemaChars / 4) + " tok" : "-", note});
+  }
+  std::fputs(table.render(100, colourful).c_str(), stdout);
+  if (options().verbose) {
+    for (const auto& row : rows) {
+      if (row.state != "failed" || row.stderrTail.empty()) continue;
+      std::printf("\n%s stderr (last lines):\n%s\n", row.name.c_str(), row.stderrTail.c_str());
+    }
+  }
+}
+
+json toJson(const std::vector<DoctorRow>& rows, const std::vector<std::string>& warnings, bool ok) {
+  json abilities = json::array();
+  for (const auto& row : rows) {
+    auto orNull = [](const std::string& text) { return text.empty() ? json() : json(text); };
+    json item = {{"name", row.name},
+                 {"state", row.state},
+                 {"transport", orNull(row.transport)},
+                 {"runner", orNull(row.runner)},
+                 {"runs", orNull(row.runs)},
+                 {"tools", row.state == "ok" ? json(row.tools) : json()},
+                 {"offered", row.state == "ok" ? json(row.offeredNames) : json()},
+                 {"schemaChars", row.schemaChars},
+                 {"schemaTokens", row.schemaChars / 4},
+                 {"ms", row.ms >= 0 ? json(row.ms) : json()},
+                 {"error", orNull(row.error)},
+                 {"hint", orNull(row.hint)}};
+    if (options().verbose) item["stderr"] = row.stderrTail;
+    abilities.push_back(std::move(item));
+  }
+  return {{"ok", ok}, {"abilities", abilities}, {"warnings", warnings}};
+}
+
+// On a terminal, offers to add each missing key, masked, right away.
+void offerKeys(Context& context, const std::vector<DoctorRow>& rows) {
+  for (const auto& row : rows) {
+    if (!row.needsKey) continue;
+    if (!askYesNo(row.name + " is off until it has an API key. Add one now?")) continue;
+    std::string key = readKey("API key for " + row.name + ": ");
+    if (auto ok = core::Secrets::checkKey(key); !ok) {
+      printError(ok.error());
+      continue;
+    }
+    context.secrets.set(row.name, key);
+    if (auto saved = context.secrets.save(context.paths.secretsFile); !saved) {
+      printError(saved.error());
+      return;
+    }
+    std::fprintf(stderr, "kaja: saved; run kaja doctor again to check %s\n", row.name.c_str());
+  }
+}
+
+}  // namespace
+
+int runDoctor(std::span<const std::string> args) {
+  auto parsed = parseArgs(args, {"--json"}, {"--timeout"});
+  if (!parsed) {
+    printError(parsed.error());
+    return kExitUsage;
+  }
+  core::HostOptions hostOptions;
+  if (auto timeout = parsed->value("--timeout")) {
+    char* end = nullptr;
+    double seconds = std::strtod(timeout->c_str(), &end);
+    if (end == timeout->c_str() || *end != '\0' || !(seconds > 0 && seconds <= 600)) {
+      printError("--timeout takes a number of seconds between 0 and 600, not \"" + *timeout + "\"");
+      return kExitUsage;
+    }
+    hostOptions.connectTimeout = std::chrono::milliseconds(static_cast<long>(seconds * 1000));
+  }
+  auto context = Context::load();
+  if (!context) {
+    printError(context.error());
+    return exitCodeFor(context.error());
+  }
+  for (const auto& name : parsed->positional) {
+    if (context->catalog.findAbilityRecord(name) == nullptr) {
+      printError("there is no ability named \"" + name + "\"; `kaja abilities` lists them");
+      return kExitUsage;
+    }
+  }
+  bool asJson = parsed->has("--json");
+  core::RunnerContext runners = core::RunnerContext::fromProcess(context->toolDirs());
+
+  std::string scratch = (std::getenv("TMPDIR") != nullptr ? std::string(std::getenv("TMPDIR"))
+                                                          : std::string("/tmp")) +
+                        "/kaja-doctor-XXXXXX";
+  if (::mkdtemp(scratch.data()) == nullptr) scratch = "/nonexistent-kaja-doctor-folder";
+  struct RemoveScratch {
+    std::string path;
+    ~RemoveScratch() { ::rmdir(path.c_str()); }
+  } removeScratch{scratch};
+
+  std::vector<DoctorRow> rows;
+  std::vector<core::Activation> activations;
+  std::vector<size_t> rowOf;
+  for (const auto& record : context->catalog.abilities()) {
+    const auto& only = parsed->positional;
+    if (!only.empty() && std::find(only.begin(), only.end(), record.name) == only.end()) continue;
+    DoctorRow row;
+    if (auto activation = plan(record, *context, runners, scratch, row)) {
+      rowOf.push_back(rows.size());
+      activations.push_back(std::move(*activation));
+    }
+    rows.push_back(std::move(row));
+  }
+
+  // Progress goes to stderr on a terminal only, on one line that updates in place.
+  bool progress = !asJson && ::isatty(STDERR_FILENO) != 0;
+  std::mutex mutex;
+  size_t done = 0;
+  hostOptions.events.connected = [&](const core::ConnectReport& report) {
+    std::lock_guard lock(mutex);
+    ++done;
+    if (progress) {
+      std::fprintf(stderr, "\r\033[Kconnecting %zu/%zu: %s %s", done, activations.size(),
+                   report.ability.c_str(), report.ok ? "ok" : "failed");
+    }
+  };
+  if (progress && !activations.empty()) {
+    std::fprintf(stderr, "connecting %zu abilities…", activations.size());
+  }
+  core::Host host(hostOptions);
+  auto reports = host.activate(activations);
+  host.closeAll();
+  if (progress && !activations.empty()) std::fprintf(stderr, "\r\033[K");
+  for (size_t i = 0; i < reports.size(); ++i) {
+    fillFromReport(reports[i], activations[i].ability, rows[rowOf[i]]);
+  }
+
+  bool ok = std::none_of(rows.begin(), rows.end(),
+                         [](const DoctorRow& row) { return row.state == "failed"; });
+  std::vector<std::string> warnings = personaWarnings(*context, rows);
+  if (asJson) {
+    std::printf("%s\n", toJson(rows, warnings, ok).dump(2).c_str());
+  } else {
+    printTable(rows);
+    for (const auto& warning : warnings) printWarning(warning);
+    size_t connected = std::count_if(rows.begin(), rows.end(),
+                                     [](const DoctorRow& row) { return row.state == "ok"; });
+    std::printf("\n%zu of %zu abilities connected%s\n", connected, rows.size(),
+                ok ? "; every ability that is on works." : "; see the failed rows above.");
+    if (canPrompt()) offerKeys(*context, rows);
+  }
+  return ok ? kExitOk : kExitFailed;
+}
+
+}  // namespace kaja::cli
