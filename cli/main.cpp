@@ -37,6 +37,15 @@ constexpr Command kCommands[] = {
      "command line (env var names, never values) or URL.\n\n"
      "Options:\n  --json    print an array of objects instead of a table\n",
      runAbilities},
+    {"personas", "personas [--json]", "list personas with their abilities and folders",
+     "Lists every persona (shipped and your own): its abilities, the tools each is narrowed\n"
+     "to, and the folders it gives them. The active one is marked with *.\n\n"
+     "Options:\n  --json    print an array of objects instead\n",
+     runPersonas},
+    {"persona", "persona use NAME", "make NAME the active persona",
+     "Saves NAME as the active persona (in the config dir). Commands that act for a persona\n"
+     "use it unless given --persona.\n",
+     runPersona},
     {"config", "config paths [--json]", "show where kaja keeps its files",
      "Prints the config dir ($XDG_CONFIG_HOME/kaja), data dir ($XDG_DATA_HOME/kaja), your\n"
      "marketplace, the shipped marketplace, the secrets file, backups and tools folders.\n\n"
@@ -116,7 +125,8 @@ int main(int argc, char** argv) {
     return command.run(rest);
   }
   std::string message = "unknown command \"" + args[first] + "\"";
-  std::string near = kaja::core::nearestWord(args[first], {"doctor", "abilities", "config", "key"});
+  std::string near = kaja::core::nearestWord(
+      args[first], {"doctor", "abilities", "personas", "persona", "config", "key"});
   if (!near.empty()) message += "; did you mean \"" + near + "\"?";
   printError(message + " (kaja --help lists the commands)");
   return kExitUsage;

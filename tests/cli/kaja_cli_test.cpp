@@ -188,6 +188,38 @@ TEST_F(KajaCliTest, ConfigPathsFollowXdg) {
   EXPECT_EQ(paths["backups"], data_ + "/kaja/backups");
 }
 
+TEST_F(KajaCliTest, PersonasListAndSwitch) {
+  auto listed = kaja({"personas", "--json"});
+  ASSERT_EQ(listed.exitCode, 0) << listed.err;
+  json personas = json::parse(listed.out);
+  json def = byName(personas, "default");
+  json writer = byName(personas, "writer");
+  EXPECT_EQ(def["active"], true);
+  EXPECT_EQ(writer["active"], false);
+  bool sawReadOnly = false;
+  for (const auto& entry : writer["abilities"]) {
+    for (const auto& root : entry["roots"]) sawReadOnly |= root["readOnly"].get<bool>();
+  }
+  EXPECT_TRUE(sawReadOnly);
+
+  root_.write("home/notes/a.md", "x");
+  auto use = kaja({"persona", "use", "writer"});
+  ASSERT_EQ(use.exitCode, 0) << use.err;
+  EXPECT_THAT(use.err, HasSubstr("~/projects/site does not exist"));
+  EXPECT_EQ(byName(json::parse(kaja({"personas", "--json"}).out), "writer")["active"], true);
+
+  auto unknown = kaja({"persona", "use", "nobody"});
+  EXPECT_EQ(unknown.exitCode, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("no persona named \"nobody\""));
+  EXPECT_EQ(byName(json::parse(kaja({"personas", "--json"}).out), "writer")["active"], true);
+
+  root_.write("config/kaja/marketplace/personas/mine.toml", "abilities = [\"ghost\"]\n");
+  json mine = byName(json::parse(kaja({"personas", "--json"}).out), "mine");
+  EXPECT_EQ(mine["source"], "user");
+  ASSERT_EQ(mine["warnings"].size(), 1u);
+  EXPECT_THAT(mine["warnings"][0].get<std::string>(), HasSubstr("no such ability"));
+}
+
 TEST_F(KajaCliTest, UsageErrorsAreOneLineWithExitCode2) {
   auto unknown = kaja({"abilites"});
   EXPECT_EQ(unknown.exitCode, 2);
