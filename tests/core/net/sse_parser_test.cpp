@@ -1,0 +1,87 @@
+#include "core/net/sse_parser.h"
+
+#include <gtest/gtest.h>
+
+#include "core/net/url.h"
+
+namespace kaja::core::net {
+namespace {
+
+std::vector<SseEvent> feedAll(SseParser& parser, const std::vector<std::string>& chunks) {
+  std::vector<SseEvent> events;
+  for (const auto& chunk : chunks) {
+    auto out = parser.feed(chunk);
+    EXPECT_TRUE(out);
+    if (out) events.insert(events.end(), out->begin(), out->end());
+  }
+  return events;
+}
+
+TEST(SseParserTest, JoinsDataLinesAndTracksIdAndRetry) {
+  SseParser parser;
+  auto events = feedAll(parser, {": keep-alive\n\nid: 7\nretry: 250\nevent: message\n",
+                                 "data: {\"a\":\ndata:1}\n\n"});
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, "message");
+  EXPECT_EQ(events[0].data, "{\"a\":\n1}");
+  EXPECT_EQ(events[0].id, "7");
+  EXPECT_EQ(parser.lastEventId(), "7");
+  ASSERT_TRUE(parser.retry());
+  EXPECT_EQ(parser.retry()->count(), 250);
+}
+
+TEST(SseParserTest, AnySplitAndAnyLineEnding) {
+  const std::string stream = "event: endpoint\r\ndata: /messages?s=1\r\n\r\ndata: x\rdata: y\r\r";
+  for (std::size_t cut = 0; cut <= stream.size(); ++cut) {
+    SseParser parser;
+    auto events = feedAll(parser, {stream.substr(0, cut), stream.substr(cut)});
+    ASSERT_EQ(events.size(), 2u) << cut;
+    EXPECT_EQ(events[0].type, "endpoint");
+    EXPECT_EQ(events[0].data, "/messages?s=1");
+    EXPECT_EQ(events[1].type, "message");
+    EXPECT_EQ(events[1].data, "x\ny");
+  }
+}
+
+TEST(SseParserTest, IdWithoutDataIsKeptForResumption) {
+  SseParser parser;
+  auto events = feedAll(parser, {"id: prime-1\n\n"});
+  EXPECT_TRUE(events.empty());
+  EXPECT_EQ(parser.lastEventId(), "prime-1");
+  auto more = feedAll(parser, {"retry: soon\n\n"});
+  EXPECT_FALSE(parser.retry());
+}
+
+TEST(SseParserTest, OversizedEventIsAnError) {
+  SseParser parser(16);
+  EXPECT_FALSE(parser.feed("data: 0123456789abcdefghij\n"));
+}
+
+TEST(UrlTest, ParsesResolvesAndComparesOrigins) {
+  auto base = parseUrl("HTTP://Example.COM/mcp?key=1");
+  ASSERT_TRUE(base) << base.error().describe();
+  EXPECT_EQ(base->host, "example.com");
+  EXPECT_EQ(base->port, 80);
+  EXPECT_EQ(base->path, "/mcp");
+  auto relative = resolveUrl(*base, "/messages?sessionId=3");
+  ASSERT_TRUE(relative);
+  EXPECT_EQ(relative->path, "/messages");
+  EXPECT_EQ(relative->host, "example.com");
+  EXPECT_TRUE(sameOrigin(*base, *relative));
+  auto other = resolveUrl(*base, "http://example.com:8080/x");
+  ASSERT_TRUE(other);
+  EXPECT_FALSE(sameOrigin(*base, *other));
+  EXPECT_FALSE(sameOrigin(*base, *parseUrl("https://example.com/mcp")));
+  EXPECT_EQ(withTrailingSlash(*base), "http://Example.COM/mcp/?key=1");
+  EXPECT_EQ(withTrailingSlash(*parseUrl("http://a/b/")), "");
+  auto v6 = parseUrl("http://[::1]:9000/mcp");
+  ASSERT_TRUE(v6);
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->hostPort(), "[::1]:9000");
+  EXPECT_FALSE(parseUrl("ftp://example.com/"));
+  EXPECT_FALSE(parseUrl("/relative"));
+  EXPECT_FALSE(parseUrl("http://user:secret@example.com/"));
+}
+
+}  // namespace
+}  // namespace kaja::core::net
