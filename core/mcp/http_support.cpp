@@ -1,0 +1,104 @@
+#include "core/mcp/http_support.h"
+
+#include <algorithm>
+
+#include "core/mcp/json_rpc.h"
+
+namespace kaja::core::mcp {
+
+std::string displayUrl(const net::Url& url) {
+  const bool v6 = url.host.find(':') != std::string::npos;
+  std::string text = url.scheme + "://" + (v6 ? "[" + url.host + "]" : url.host);
+  const int defaultPort = url.scheme == "https" ? 443 : 80;
+  if (url.port != defaultPort) text += ":" + std::to_string(url.port);
+  return text + url.path;
+}
+
+Error httpStatusError(const std::string& who, const std::string& serverName,
+                      std::string_view method, const net::Url& url, long status,
+                      std::string_view body) {
+  const std::string code = "HTTP " + std::to_string(status);
+  const std::string excerpt = clip(body, 160);
+  const std::string quoted = excerpt.empty() ? "" : ": \"" + excerpt + "\"";
+  if (status == 401 || status == 403) {
+    return Error{ErrorCode::kConnect,
+                 who + " refused kaja's credentials (" + code +
+                     "): its key is missing or wrong; set it with `kaja key set " + serverName +
+                     "`.",
+                 serverName, excerpt};
+  }
+  if (status == 404) {
+    return Error{ErrorCode::kConnect,
+                 who + " has no MCP endpoint at " + displayUrl(url) + " (" + code +
+                     "); check the ability's url.",
+                 serverName, excerpt};
+  }
+  if (status >= 500) {
+    return Error{ErrorCode::kConnect, who + " failed with " + code + quoted + ".", serverName,
+                 std::string(body.substr(0, 4096))};
+  }
+  return Error{ErrorCode::kConnect,
+               who + " answered " + code + " to " + std::string(method) + " " + displayUrl(url) +
+                   quoted + ".",
+               serverName, std::string(body.substr(0, 4096))};
+}
+
+Result<net::Url> redirectTarget(const std::string& who, const std::string& serverName,
+                                const net::Url& from, long status, std::string_view location,
+                                int redirectsSoFar, int maxRedirects) {
+  const std::string shown = clip(location, 200);
+  if (location.empty()) {
+    return fail(ErrorCode::kProtocol,
+                who + " answered HTTP " + std::to_string(status) + " without a Location.",
+                serverName);
+  }
+  if (status != 307 && status != 308) {
+    return fail(ErrorCode::kConnect,
+                who + " redirected to \"" + shown + "\" with HTTP " + std::to_string(status) +
+                    ", which kaja does not follow; if the server moved, set the ability's url "
+                    "to the new address.",
+                serverName);
+  }
+  auto target = net::resolveUrl(from, location);
+  if (!target) {
+    return fail(ErrorCode::kProtocol,
+                who + " redirected to \"" + shown + "\", which is not a valid URL.", serverName);
+  }
+  if (!net::sameOrigin(from, *target)) {
+    return fail(ErrorCode::kRefused,
+                who + " redirected to \"" + shown + "\" on another origin (" + target->origin() +
+                    "), which kaja does not follow.",
+                serverName);
+  }
+  if (redirectsSoFar >= maxRedirects) {
+    return fail(ErrorCode::kConnect,
+                who + " redirected more than " + std::to_string(maxRedirects) +
+                    " times (the last to \"" + shown + "\").",
+                serverName);
+  }
+  return target;
+}
+
+Error requestError(const std::string& who, const std::string& serverName, std::string_view method,
+                   const net::Url& url, const Error& cause) {
+  if (cause.code == ErrorCode::kRefused) {
+    return Error{ErrorCode::kRefused, cause.message, serverName, cause.detail};
+  }
+  if (cause.code == ErrorCode::kTimeout) {
+    return Error{ErrorCode::kTimeout,
+                 who + " timed out: " + cause.message + " (" + std::string(method) + " " +
+                     displayUrl(url) + ").",
+                 serverName, cause.detail};
+  }
+  return Error{ErrorCode::kConnect,
+               who + " could not be reached at " + displayUrl(url) + " (" + cause.message + ").",
+               serverName, cause.detail};
+}
+
+std::chrono::milliseconds reconnectDelay(std::optional<std::chrono::milliseconds> retry,
+                                         std::chrono::milliseconds fallback) {
+  if (!retry) return fallback;
+  return std::clamp(*retry, std::chrono::milliseconds(0), std::chrono::milliseconds(30000));
+}
+
+}  // namespace kaja::core::mcp

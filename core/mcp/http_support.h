@@ -1,0 +1,70 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/net/address_guard.h"
+#include "core/net/http_worker.h"
+#include "core/net/url.h"
+
+namespace kaja::core::mcp {
+
+/// Settings for one remote connection, Streamable HTTP or legacy HTTP+SSE.
+struct HttpOptions {
+  std::string serverName = "server";  ///< used in every error ("server 'context7'")
+  /// Which addresses the server may have. The default refuses loopback and private
+  /// addresses (right for abilities from a registry); set allowPrivate for ones the user
+  /// wrote.
+  net::AddressPolicy addressPolicy;
+  /// Per POST: connect, headers and the whole body (U3). An event-stream response is
+  /// instead limited by streamIdleTimeout.
+  std::chrono::milliseconds timeout{15000};
+  /// An event stream that carries no byte for this long is treated as dropped.
+  std::chrono::milliseconds streamIdleTimeout{std::chrono::minutes(5)};
+  /// How long close() waits for the DELETE that ends the session (best effort).
+  std::chrono::milliseconds closeTimeout{2000};
+  /// Reconnect delay when the server sent no `retry:`; a server's retry is capped at 30 s.
+  std::chrono::milliseconds defaultRetry{1000};
+  std::size_t maxBodyBytes = 16 * 1024 * 1024;  ///< a larger JSON response is an error
+  int maxRedirects = 3;                         ///< same-origin 307/308 followed per request (U7)
+  int maxResumeAttempts = 3;  ///< reconnects with Last-Event-ID for one dropped stream
+  bool openGetStream = true;  ///< Streamable HTTP: listen for server-initiated messages
+};
+
+/// Returns `url` for messages: scheme, host, port and path, never the query (which may
+/// carry a key).
+std::string displayUrl(const net::Url& url);
+
+/// Returns the Error for an HTTP status that ends the connection: 401/403 name the key
+/// (`kaja key set NAME`), 404 the URL, 5xx the status and a short excerpt of `body`.
+Error httpStatusError(const std::string& who, const std::string& serverName,
+                      std::string_view method, const net::Url& url, long status,
+                      std::string_view body);
+
+/// Decides a redirect (U7): a same-origin 307/308 within `maxRedirects` returns the URL
+/// to repeat the request at; 301/302/303, another origin or too many redirects return an
+/// Error naming the Location.
+Result<net::Url> redirectTarget(const std::string& who, const std::string& serverName,
+                                const net::Url& from, long status, std::string_view location,
+                                int redirectsSoFar, int maxRedirects);
+
+/// Returns true for the statuses redirectTarget() handles.
+inline bool isRedirect(long status) {
+  return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+/// Returns the Error for a request that failed below HTTP (refused, timed out, reset).
+Error requestError(const std::string& who, const std::string& serverName, std::string_view method,
+                   const net::Url& url, const Error& cause);
+
+/// Returns the reconnect delay for a stream: the server's `retry`, capped, or `fallback`.
+std::chrono::milliseconds reconnectDelay(std::optional<std::chrono::milliseconds> retry,
+                                         std::chrono::milliseconds fallback);
+
+}  // namespace kaja::core::mcp

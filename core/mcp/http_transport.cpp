@@ -1,0 +1,509 @@
+#include "core/mcp/http_transport.h"
+
+#include <boost/asio/post.hpp>
+
+namespace kaja::core::mcp {
+namespace asio = boost::asio;
+
+namespace {
+
+std::string idKey(const Json& id) { return id.dump(); }
+
+const char* methodOf(bool get) { return get ? "GET" : "POST"; }
+
+}  // namespace
+
+bool isSessionExpired(const Error& error) {
+  return error.detail.starts_with(kSessionExpiredDetail);
+}
+
+Result<std::shared_ptr<HttpTransport>> HttpTransport::create(asio::io_context& io,
+                                                             const RemotePlan& plan,
+                                                             HttpOptions options) {
+  auto url = net::parseUrl(plan.url);
+  if (!url) {
+    Error error = url.error();
+    error.context = options.serverName;
+    return std::unexpected(std::move(error));
+  }
+  return std::shared_ptr<HttpTransport>(
+      new HttpTransport(io, std::move(*url), plan, std::move(options)));
+}
+
+HttpTransport::HttpTransport(asio::io_context& io, net::Url url, RemotePlan plan,
+                             HttpOptions options)
+    : io_(io),
+      url_(std::move(url)),
+      plan_(std::move(plan)),
+      options_(std::move(options)),
+      worker_(std::make_unique<net::HttpWorker>(io, options_.addressPolicy)) {}
+
+HttpTransport::~HttpTransport() { worker_.reset(); }
+
+std::string HttpTransport::describe() const { return "server '" + options_.serverName + "'"; }
+
+void HttpTransport::start(TransportHandlers handlers) {
+  if (started_) return;
+  started_ = true;
+  handlers_ = std::move(handlers);
+}
+
+void HttpTransport::send(const Message& message) {
+  if (finished_ || closing_ || failure_) return;
+  if (const auto* request = std::get_if<Request>(&message);
+      request && request->method == "initialize")
+    initialize_ = *request;
+  if (renewing_) {
+    held_.push_back(message);
+    return;
+  }
+  post(message, false);
+}
+
+void HttpTransport::post(Message message, bool afterRenewal) {
+  Exchange exchange;
+  exchange.kind = Kind::kPost;
+  exchange.url = url_;
+  exchange.afterRenewal = afterRenewal;
+  if (const auto* request = std::get_if<Request>(&message))
+    exchange.waiting.insert(idKey(request->id));
+  exchange.message = std::move(message);
+  launch(std::move(exchange));
+}
+
+std::uint64_t HttpTransport::launch(Exchange exchange) {
+  exchange.sessionSent = exchange.kind == Kind::kReinit ? "" : sessionId_.value_or("");
+  exchange.head = {};
+  exchange.body.clear();
+  exchange.streaming = false;
+  exchange.received = 0;
+  const std::uint64_t key = nextKey_++;
+  std::weak_ptr<HttpTransport> weak = weak_from_this();
+  net::HttpHandlers handlers{[weak, key](const net::HttpHead& head) {
+                               if (auto self = weak.lock()) self->onHead(key, head);
+                             },
+                             [weak, key](std::string_view chunk) {
+                               if (auto self = weak.lock()) self->onBody(key, chunk);
+                             },
+                             [weak, key](Result<void> result) {
+                               if (auto self = weak.lock()) self->onDone(key, std::move(result));
+                             }};
+  exchange.transfer = worker_->start(buildRequest(exchange), std::move(handlers));
+  exchanges_.emplace(key, std::move(exchange));
+  return key;
+}
+
+net::HttpRequest HttpTransport::buildRequest(const Exchange& exchange) const {
+  net::HttpRequest request;
+  request.url = exchange.url.text;
+  request.timeout = options_.timeout;
+  request.streamIdleTimeout = options_.streamIdleTimeout;
+  request.maxBodyBytes = options_.maxBodyBytes;
+  request.headers = plan_.headers;
+  switch (exchange.kind) {
+    case Kind::kPost:
+    case Kind::kReinit:
+    case Kind::kReinitNotice:
+      request.method = "POST";
+      request.body = serialize(*exchange.message);
+      request.headers.emplace_back("Content-Type", "application/json");
+      request.headers.emplace_back("Accept", "application/json, text/event-stream");
+      break;
+    case Kind::kResume:
+    case Kind::kListen:
+      request.method = "GET";
+      request.headers.emplace_back("Accept", "text/event-stream");
+      if (!exchange.sse.lastEventId().empty()) {
+        request.headers.emplace_back("Last-Event-ID", exchange.sse.lastEventId());
+      }
+      // Silence on the listening stream is normal: the server may have nothing to say.
+      if (exchange.kind == Kind::kListen) request.streamIdleTimeout = std::chrono::milliseconds(0);
+      break;
+    case Kind::kDelete:
+      request.method = "DELETE";
+      request.timeout = options_.closeTimeout;
+      break;
+  }
+  if (!exchange.sessionSent.empty())
+    request.headers.emplace_back("Mcp-Session-Id", exchange.sessionSent);
+  if (!protocolVersion_.empty() && exchange.kind != Kind::kReinit) {
+    request.headers.emplace_back("MCP-Protocol-Version", protocolVersion_);
+  }
+  return request;
+}
+
+void HttpTransport::onHead(std::uint64_t key, const net::HttpHead& head) {
+  const auto it = exchanges_.find(key);
+  if (it == exchanges_.end()) return;
+  Exchange& exchange = it->second;
+  exchange.head = head;
+  const bool ok = head.status / 100 == 2;
+  exchange.streaming = ok && head.isEventStream();
+  const auto* request = exchange.message ? std::get_if<Request>(&*exchange.message) : nullptr;
+  const bool initializing =
+      exchange.kind == Kind::kReinit || (request != nullptr && request->method == "initialize");
+  if (ok && initializing) {
+    if (auto id = head.header("mcp-session-id"); !id.empty()) sessionId_ = std::move(id);
+  }
+}
+
+void HttpTransport::onBody(std::uint64_t key, std::string_view chunk) {
+  auto it = exchanges_.find(key);
+  if (it == exchanges_.end()) return;
+  it->second.received += chunk.size();
+  if (!it->second.streaming) {
+    // Error bodies are only quoted, so a few KB are enough; JSON bodies are capped by
+    // the worker.
+    if (it->second.head.status / 100 == 2 || it->second.body.size() < 4096) {
+      it->second.body.append(chunk);
+    }
+    return;
+  }
+  auto events = it->second.sse.feed(chunk);
+  if (!events) {
+    fatal(Error{ErrorCode::kProtocol,
+                describe() + " broke the protocol: " + events.error().message + ".",
+                options_.serverName,
+                {}});
+    return;
+  }
+  for (const auto& event : *events) {
+    if (event.type != "message" || event.data.empty()) continue;
+    auto messages = parseMessages(event.data);
+    if (!messages) {
+      if (handlers_.onWarning) {
+        handlers_.onWarning(describe() +
+                            " sent an event that is not JSON-RPC; kaja skipped it: \"" +
+                            clip(event.data, 120) + "\"");
+      }
+      continue;
+    }
+    for (auto& message : *messages) {
+      it = exchanges_.find(key);
+      if (it == exchanges_.end()) return;
+      dispatch(it->second, std::move(message));
+    }
+  }
+  it = exchanges_.find(key);
+  // A resumed stream has done its job once every request it waited for is answered.
+  if (it != exchanges_.end() && it->second.kind == Kind::kResume && it->second.waiting.empty()) {
+    worker_->cancel(it->second.transfer);
+    exchanges_.erase(it);
+  }
+}
+
+void HttpTransport::dispatch(Exchange& exchange, Message message) {
+  if (const auto* response = std::get_if<Response>(&message)) {
+    exchange.waiting.erase(idKey(response->id));
+    if (exchange.kind == Kind::kReinit) {
+      onRenewed(*response);
+      return;
+    }
+  }
+  deliver(std::move(message));
+}
+
+void HttpTransport::deliver(Message message) {
+  if (finished_ || closing_ || failure_) return;
+  if (const auto* response = std::get_if<Response>(&message)) {
+    const std::string key = idKey(response->id);
+    for (auto& [unused, exchange] : exchanges_) exchange.waiting.erase(key);
+    if (initialize_ && response->id == initialize_->id && response->result &&
+        response->result->is_object()) {
+      const auto version = response->result->find("protocolVersion");
+      if (version != response->result->end() && version->is_string()) {
+        protocolVersion_ = version->get<std::string>();
+      }
+    }
+  }
+  if (handlers_.onMessage) handlers_.onMessage(std::move(message));
+}
+
+void HttpTransport::onDone(std::uint64_t key, Result<void> result) {
+  const auto it = exchanges_.find(key);
+  if (it == exchanges_.end()) return;
+  Exchange exchange = std::move(it->second);
+  exchanges_.erase(it);
+  if (finished_) return;
+  if (exchange.kind == Kind::kDelete) {
+    finishSoon();
+    return;
+  }
+  if (exchange.kind == Kind::kListen) {
+    completeListen(std::move(exchange), result);
+    return;
+  }
+  if (!result) {
+    const bool refused = result.error().code == ErrorCode::kRefused;
+    if ((exchange.streaming || exchange.kind == Kind::kResume) && !refused) {
+      if (exchange.waiting.empty()) return;  // its answers are in; the drop costs nothing
+      resume(std::move(exchange), result.error().message);
+      return;
+    }
+    fatal(requestError(describe(), options_.serverName, methodOf(exchange.kind == Kind::kResume),
+                       exchange.url, result.error()));
+    return;
+  }
+  completePost(std::move(exchange));
+}
+
+void HttpTransport::completePost(Exchange exchange) {
+  const long status = exchange.head.status;
+  const bool get = exchange.kind == Kind::kResume;
+  if (isRedirect(status)) {
+    auto target =
+        redirectTarget(describe(), options_.serverName, exchange.url, status,
+                       exchange.head.header("location"), exchange.redirects, options_.maxRedirects);
+    if (!target) {
+      fatal(target.error());
+      return;
+    }
+    if (status == 308 && exchange.kind == Kind::kPost && exchange.url.text == url_.text)
+      url_ = *target;
+    exchange.url = std::move(*target);
+    ++exchange.redirects;
+    launch(std::move(exchange));
+    return;
+  }
+  if (status == 404 && !exchange.sessionSent.empty() &&
+      (exchange.kind == Kind::kPost || exchange.kind == Kind::kResume)) {
+    sessionExpired(std::move(exchange));
+    return;
+  }
+  if (status == 404 && exchange.kind == Kind::kPost && exchange.sessionSent.empty() &&
+      !probedSlash_ && !sessionId_) {
+    probedSlash_ = true;
+    if (auto slash = net::parseUrl(net::withTrailingSlash(exchange.url)); slash) {
+      exchange.url = std::move(*slash);
+      exchange.probingSlash = true;
+      launch(std::move(exchange));
+      return;
+    }
+  }
+  if (status / 100 != 2) {
+    if (exchange.kind == Kind::kReinit) {
+      fatal(sessionExpiredError("a new initialize got HTTP " + std::to_string(status)));
+      return;
+    }
+    fatal(httpStatusError(describe(), options_.serverName, methodOf(get),
+                          exchange.probingSlash ? url_ : exchange.url, status, exchange.body));
+    return;
+  }
+  if (exchange.probingSlash) url_ = exchange.url;
+  if (exchange.streaming) {
+    if (!exchange.waiting.empty())
+      resume(std::move(exchange), "the stream ended before the answer");
+    return;
+  }
+  if (exchange.body.find_first_not_of(" \t\r\n") != std::string::npos) {
+    auto messages = parseMessages(exchange.body);
+    if (!messages) {
+      fatal(Error{ErrorCode::kProtocol,
+                  describe() + " answered with a body that is not JSON-RPC: \"" +
+                      clip(exchange.body, 120) + "\".",
+                  options_.serverName, messages.error().message});
+      return;
+    }
+    for (auto& message : *messages) {
+      if (finished_ || closing_ || failure_) return;
+      dispatch(exchange, std::move(message));
+    }
+  }
+  if (exchange.kind == Kind::kReinit && !exchange.waiting.empty()) {
+    fatal(sessionExpiredError("the new initialize got no answer"));
+    return;
+  }
+  if (exchange.kind == Kind::kReinitNotice) {
+    finishRenewal();
+    return;
+  }
+  const auto* notification =
+      exchange.message ? std::get_if<Notification>(&*exchange.message) : nullptr;
+  if (notification != nullptr && notification->method == "notifications/initialized") {
+    openListenStream("", 0);
+  }
+}
+
+void HttpTransport::resume(Exchange exchange, const std::string& why) {
+  if (closing_ || failure_ || finished_) return;
+  if (exchange.sse.lastEventId().empty() || exchange.resumeAttempt >= options_.maxResumeAttempts) {
+    const std::string tried =
+        exchange.sse.lastEventId().empty()
+            ? ""
+            : " and " + std::to_string(exchange.resumeAttempt) + " attempts to resume it failed";
+    fatal(Error{
+        ErrorCode::kConnect,
+        describe() + " dropped its response stream before answering (" + why + ")" + tried + ".",
+        options_.serverName,
+        {}});
+    return;
+  }
+  auto next = std::make_shared<Exchange>();
+  next->kind = Kind::kResume;
+  next->url = url_;
+  next->message = exchange.message;
+  next->afterRenewal = exchange.afterRenewal;
+  next->waiting = exchange.waiting;
+  next->resumeAttempt = exchange.resumeAttempt + 1;
+  next->sse.setLastEventId(exchange.sse.lastEventId());
+  ++resumptions_;
+  after(reconnectDelay(exchange.sse.retry(), options_.defaultRetry),
+        [this, next] { launch(std::move(*next)); });
+}
+
+void HttpTransport::sessionExpired(Exchange exchange) {
+  if (!exchange.message) return;
+  if (sessionId_ && exchange.sessionSent != *sessionId_ && !renewing_) {
+    // Sent with the old session before it was renewed: just send it again.
+    post(std::move(*exchange.message), true);
+    return;
+  }
+  if (exchange.afterRenewal || !initialize_) {
+    fatal(sessionExpiredError("the server answered HTTP 404 again after a new initialize"));
+    return;
+  }
+  held_.push_back(std::move(*exchange.message));
+  if (renewing_) return;
+  renewing_ = true;
+  ++renewals_;
+  sessionId_.reset();
+  if (listenKey_) {
+    if (const auto it = exchanges_.find(*listenKey_); it != exchanges_.end()) {
+      worker_->cancel(it->second.transfer);
+      exchanges_.erase(it);
+    }
+    listenKey_.reset();
+  }
+  Exchange renew;
+  renew.kind = Kind::kReinit;
+  renew.url = url_;
+  renew.message = *initialize_;
+  renew.waiting.insert(idKey(initialize_->id));
+  launch(std::move(renew));
+}
+
+void HttpTransport::onRenewed(const Response& response) {
+  if (!response.result || response.error) {
+    fatal(sessionExpiredError("the server refused a new initialize: " +
+                              clip(response.error ? response.error->message : "no result", 120)));
+    return;
+  }
+  if (const auto version = response.result->find("protocolVersion");
+      response.result->is_object() && version != response.result->end() && version->is_string()) {
+    protocolVersion_ = version->get<std::string>();
+  }
+  Exchange notice;
+  notice.kind = Kind::kReinitNotice;
+  notice.url = url_;
+  notice.message = Notification{"notifications/initialized", Json()};
+  launch(std::move(notice));
+}
+
+void HttpTransport::finishRenewal() {
+  renewing_ = false;
+  auto held = std::move(held_);
+  held_.clear();
+  for (auto& message : held) post(std::move(message), true);
+  openListenStream("", 0);
+}
+
+void HttpTransport::openListenStream(std::string lastEventId, int attempt) {
+  if (!options_.openGetStream || closing_ || failure_ || finished_ || renewing_ || listenKey_)
+    return;
+  Exchange listen;
+  listen.kind = Kind::kListen;
+  listen.url = url_;
+  listen.resumeAttempt = attempt;
+  listen.sse.setLastEventId(std::move(lastEventId));
+  listenKey_ = launch(std::move(listen));
+}
+
+void HttpTransport::completeListen(Exchange exchange, const Result<void>& result) {
+  listenKey_.reset();
+  if (closing_ || failure_ || renewing_) return;
+  const long status = exchange.head.status;
+  if (result && status == 405) return;  // the server sends nothing unasked
+  const bool dropped = exchange.streaming;
+  if (!dropped) {
+    if (handlers_.onWarning) {
+      handlers_.onWarning(describe() + " did not open its event stream (" +
+                          (result ? "HTTP " + std::to_string(status) : result.error().message) +
+                          "); messages it starts itself will not arrive.");
+    }
+    return;
+  }
+  const int attempt = exchange.received > 0 ? 0 : exchange.resumeAttempt + 1;
+  if (attempt > options_.maxResumeAttempts) return;
+  auto lastId = std::make_shared<std::string>(exchange.sse.lastEventId());
+  after(reconnectDelay(exchange.sse.retry(), options_.defaultRetry),
+        [this, lastId, attempt] { openListenStream(*lastId, attempt); });
+}
+
+void HttpTransport::after(std::chrono::milliseconds delay, std::function<void()> work) {
+  auto timer = std::make_shared<asio::steady_timer>(io_, delay);
+  timers_.push_back(timer);
+  timer->async_wait([weak = weak_from_this(), raw = timer.get(),
+                     work = std::move(work)](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (ec || !self) return;
+    std::erase_if(self->timers_, [raw](const auto& t) { return t.get() == raw; });
+    if (!self->closing_ && !self->failure_ && !self->finished_) work();
+  });
+}
+
+void HttpTransport::cancelAll() {
+  for (const auto& [key, exchange] : exchanges_) worker_->cancel(exchange.transfer);
+  exchanges_.clear();
+  listenKey_.reset();
+  for (const auto& timer : timers_) timer->cancel();
+  timers_.clear();
+  held_.clear();
+}
+
+void HttpTransport::close() {
+  if (finished_ || closing_) return;
+  closing_ = true;
+  cancelAll();
+  if (started_ && sessionId_ && !failure_) {
+    // Best effort: the server may free the session now instead of at its own timeout.
+    Exchange end;
+    end.kind = Kind::kDelete;
+    end.url = url_;
+    launch(std::move(end));
+    return;
+  }
+  finishSoon();
+}
+
+void HttpTransport::fatal(Error error) {
+  if (finished_ || failure_) return;
+  failure_ = std::move(error);
+  cancelAll();
+  finishSoon();
+}
+
+void HttpTransport::finishSoon() {
+  if (finishPosted_) return;
+  finishPosted_ = true;
+  asio::post(io_, [self = shared_from_this()] { self->finish(); });
+}
+
+void HttpTransport::finish() {
+  if (finished_) return;
+  finished_ = true;
+  cancelAll();
+  const Error error =
+      failure_ ? *failure_
+               : Error{ErrorCode::kConnect, describe() + " was closed.", options_.serverName, {}};
+  auto onClosed = std::move(handlers_.onClosed);
+  handlers_ = {};
+  if (onClosed) onClosed(error);
+}
+
+Error HttpTransport::sessionExpiredError(const std::string& why) const {
+  return Error{ErrorCode::kConnect,
+               describe() + "'s session expired and kaja could not renew it (" + why + ").",
+               options_.serverName, std::string(kSessionExpiredDetail)};
+}
+
+}  // namespace kaja::core::mcp
