@@ -1,0 +1,211 @@
+// K15 against real folders and symlinks in a temp dir.
+#include "core/policy/folder_guard.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "core/policy/path_resolver.h"
+#include "tests/support/temp_dir.h"
+
+namespace kaja::core::policy {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+class FolderGuardTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // home/notes (writable), home/site (read-only) with home/site/drafts (writable) inside.
+    root_ = fs::canonical(dir_.path()).string();
+    home_ = root_ + "/home";
+    dir_.write("home/notes/a.md", "a");
+    dir_.write("home/site/index.html", "i");
+    dir_.write("home/site/drafts/d.md", "d");
+    dir_.write("elsewhere/x", "x");
+    fs::create_directory_symlink(home_ + "/site", home_ + "/notes/to-site");
+    fs::create_symlink(home_ + "/site/index.html", home_ + "/notes/index-link.html");
+    fs::create_symlink(home_ + "/site/new-page.html", home_ + "/notes/dangling.html");
+    ability_.name = "filesystem";
+    ability_.pathArgs = {"path", "paths", "destination"};
+  }
+
+  FolderGuard guard(std::vector<PersonaRoot> roots) {
+    auto made = FolderGuard::create(roots, home_);
+    EXPECT_TRUE(made) << made.error().describe();
+    return made ? std::move(*made) : FolderGuard::create({}, home_).value();
+  }
+
+  FolderGuard writerGuard() {
+    return guard(
+        {{"~/notes", false, false}, {"~/site", true, false}, {"~/site/drafts", false, false}});
+  }
+
+  std::expected<std::vector<CheckedPath>, Refusal> check(const FolderGuard& g,
+                                                         const mcp::Json& arguments) {
+    return g.check(ability_, arguments);
+  }
+
+  kaja::testing::TempDir dir_;
+  std::string root_;
+  std::string home_;
+  Ability ability_;
+};
+
+TEST_F(FolderGuardTest, WritableFolderPasses) {
+  auto g = writerGuard();
+  auto result = check(g, {{"path", "~/notes/a.md"}});
+  ASSERT_TRUE(result) << result.error().message;
+  ASSERT_EQ(result->size(), 1u);
+  EXPECT_EQ((*result)[0].resolved, home_ + "/notes/a.md");
+  EXPECT_EQ((*result)[0].folder->given, "~/notes");
+  EXPECT_TRUE(check(g, {{"path", home_ + "/notes"}}));  // the folder itself
+}
+
+TEST_F(FolderGuardTest, ReadOnlyFolderRefusesAndNamesArgumentPathAndRule) {
+  auto g = writerGuard();
+  auto result = check(g, {{"path", "~/site/index.html"}});
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().rule, rule::kReadOnlyFolder);
+  EXPECT_THAT(result.error().message, HasSubstr("Argument path (\"~/site/index.html\")"));
+  EXPECT_THAT(result.error().message, HasSubstr("read-only folder ~/site"));
+  EXPECT_THAT(result.error().message, HasSubstr(home_ + "/site/index.html"));
+}
+
+TEST_F(FolderGuardTest, NearestFolderDecidesSoAWritableFolderInsideReadOnlyIsWritable) {
+  auto g = writerGuard();
+  auto result = check(g, {{"path", "~/site/drafts/d.md"}});
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ((*result)[0].folder->given, "~/site/drafts");
+  // "drafts-old" shares a prefix with "drafts" but is not inside it.
+  EXPECT_FALSE(check(g, {{"path", "~/site/drafts-old/x.md"}}));
+}
+
+TEST_F(FolderGuardTest, SymlinksFromWritableIntoReadOnlyAreRefused) {
+  auto g = writerGuard();
+  auto viaDir = check(g, {{"path", "~/notes/to-site/index.html"}});
+  ASSERT_FALSE(viaDir);
+  EXPECT_EQ(viaDir.error().rule, rule::kReadOnlyFolder);
+  auto viaFile = check(g, {{"path", "~/notes/index-link.html"}});
+  ASSERT_FALSE(viaFile);
+  EXPECT_EQ(viaFile.error().rule, rule::kReadOnlyFolder);
+  // A dangling link would create its target, in the read-only folder.
+  auto dangling = check(g, {{"path", "~/notes/dangling.html"}});
+  ASSERT_FALSE(dangling);
+  EXPECT_THAT(dangling.error().message, HasSubstr(home_ + "/site/new-page.html"));
+}
+
+TEST_F(FolderGuardTest, DotDotEscapesAreRefused) {
+  auto g = writerGuard();
+  auto intoReadOnly = check(g, {{"path", home_ + "/notes/../site/index.html"}});
+  ASSERT_FALSE(intoReadOnly);
+  EXPECT_EQ(intoReadOnly.error().rule, rule::kReadOnlyFolder);
+  auto out = check(g, {{"path", "~/notes/new/../../../elsewhere/x"}});
+  ASSERT_FALSE(out);
+  EXPECT_EQ(out.error().rule, rule::kOutsideFolders);
+  // `..` after a symlink climbs from the link's target, as the kernel does.
+  auto afterLink = check(g, {{"path", "~/notes/to-site/../notes/a.md"}});
+  ASSERT_TRUE(afterLink) << afterLink.error().message;
+  auto past = check(g, {{"path", "/../../" + home_ + "/site/x"}});
+  ASSERT_FALSE(past);
+  EXPECT_EQ(past.error().rule, rule::kReadOnlyFolder);
+}
+
+TEST_F(FolderGuardTest, RelativePathsAreRefusedWhileAFolderIsReadOnlyOrBackedUp) {
+  auto g = writerGuard();
+  auto result = check(g, {{"path", "notes/a.md"}});
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().rule, rule::kRelativePath);
+  EXPECT_THAT(result.error().message, HasSubstr("must be absolute or start with ~/"));
+  EXPECT_FALSE(check(g, {{"path", "~bob/a.md"}}));
+
+  auto backedUp = guard({{"~/notes", false, true}});
+  EXPECT_FALSE(check(backedUp, {{"path", "a.md"}}));
+  auto writable = guard({{"~/notes", false, false}});
+  EXPECT_TRUE(check(writable, {{"path", "a.md"}}));  // nothing to protect: unchecked
+}
+
+TEST_F(FolderGuardTest, NewFilesAreCheckedThroughTheirParent) {
+  auto g = writerGuard();
+  auto created = check(g, {{"path", "~/notes/new-dir/deeper/new.md"}});
+  ASSERT_TRUE(created) << created.error().message;
+  EXPECT_EQ((*created)[0].resolved, home_ + "/notes/new-dir/deeper/new.md");
+  auto viaLink = check(g, {{"path", "~/notes/to-site/new-dir/new.md"}});
+  ASSERT_FALSE(viaLink);
+  EXPECT_THAT(viaLink.error().message, HasSubstr(home_ + "/site/new-dir/new.md"));
+}
+
+TEST_F(FolderGuardTest, OutsideEveryFolderIsRefused) {
+  auto g = writerGuard();
+  auto result = check(g, {{"path", root_ + "/elsewhere/x"}});
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().rule, rule::kOutsideFolders);
+  EXPECT_THAT(result.error().message,
+              HasSubstr("outside every folder the persona gives filesystem"));
+}
+
+TEST_F(FolderGuardTest, ArraysAreCheckedElementByElement) {
+  auto g = writerGuard();
+  EXPECT_TRUE(check(g, {{"paths", {"~/notes/a.md", "~/site/drafts/d.md"}}}));
+  auto result = check(g, {{"paths", {"~/notes/a.md", "~/site/index.html", "~/notes/b.md"}}});
+  ASSERT_FALSE(result);
+  EXPECT_THAT(result.error().message, HasSubstr("Argument paths (\"~/site/index.html\")"));
+  auto notPaths = check(g, {{"paths", {"~/notes/a.md", 7}}});
+  ASSERT_FALSE(notPaths);
+  EXPECT_THAT(notPaths.error().message, HasSubstr("neither a path nor a list of paths"));
+  // Both arguments of a move are checked; other arguments are not paths.
+  EXPECT_FALSE(check(g, {{"path", "~/notes/a.md"}, {"destination", "~/site/a.md"}}));
+  EXPECT_TRUE(check(g, {{"path", "~/notes/a.md"}, {"content", "~/site/a.md"}}));
+}
+
+TEST_F(FolderGuardTest, NoFoldersMeansNothingToGuard) {
+  auto g = guard({});
+  auto result = check(g, {{"path", "/etc/passwd"}});
+  ASSERT_TRUE(result);
+  EXPECT_TRUE(result->empty());
+}
+
+TEST_F(FolderGuardTest, RejectsRelativeRoots) {
+  auto made = FolderGuard::create({{"notes", false, false}}, home_);
+  ASSERT_FALSE(made);
+  EXPECT_EQ(made.error().code, ErrorCode::kInvalidConfig);
+}
+
+TEST_F(FolderGuardTest, UsableRootsDropReadOnlyAndBackupFoldersWithoutPathArgs) {
+  PersonaEntry entry{
+      "x", std::nullopt, {{"~/a", false, false}, {"~/b", true, false}, {"~/c", false, true}}};
+  EXPECT_EQ(usableRoots(ability_, entry).size(), 3u);
+  Ability unchecked;
+  auto roots = usableRoots(unchecked, entry);
+  ASSERT_EQ(roots.size(), 1u);
+  EXPECT_EQ(roots[0].path, "~/a");
+}
+
+TEST(PathResolverTest, ResolvesLikeTheKernel) {
+  kaja::testing::TempDir dir;
+  std::string root = fs::canonical(dir.path()).string();
+  dir.write("a/b/file", "x");
+  fs::create_directory_symlink("b", root + "/a/rel-link");  // relative target
+  fs::create_symlink(root + "/loop2", root + "/loop1");
+  fs::create_symlink(root + "/loop1", root + "/loop2");
+  EXPECT_EQ(resolvePath(root + "/a/rel-link/file").value(), root + "/a/b/file");
+  EXPECT_EQ(resolvePath(root + "/a/./rel-link/../b//file").value(), root + "/a/b/file");
+  EXPECT_EQ(resolvePath(root + "/a/missing/x/../y").value(), root + "/a/missing/y");
+  EXPECT_EQ(resolvePath(root + "/a/missing/../../a/rel-link").value(), root + "/a/b");
+  EXPECT_EQ(resolvePath("/../..").value(), "/");
+  EXPECT_EQ(resolvePath(root + "/a/b/file/sub").value(), root + "/a/b/file/sub");
+  auto loop = resolvePath(root + "/loop1/x");
+  ASSERT_FALSE(loop);
+  EXPECT_THAT(loop.error().message, HasSubstr("readlink"));
+  EXPECT_FALSE(resolvePath("relative/path"));
+  EXPECT_TRUE(isWithin("/a/b", "/a"));
+  EXPECT_TRUE(isWithin("/a", "/a"));
+  EXPECT_FALSE(isWithin("/ab", "/a"));
+  EXPECT_TRUE(isWithin("/anything", "/"));
+}
+
+}  // namespace
+}  // namespace kaja::core::policy
