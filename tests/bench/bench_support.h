@@ -5,6 +5,8 @@
 // child while collecting its output.
 
 #include <poll.h>
+#include <sys/resource.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,7 +15,9 @@
 #include <cmath>
 #include <cstddef>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,9 +40,36 @@ struct RunStats {
   double p50Us = 0;
   double p99Us = 0;
   double callsPerSecond = 0;
-  long peakRssKb = 0;   ///< VmHWM of the client process at the end of the run
-  long startRssKb = 0;  ///< VmHWM before the client started the server
+  long peakRssKb = 0;      ///< VmHWM of the client process at the end of the run
+  long startRssKb = 0;     ///< VmHWM before the client started the server
+  double clientCpuUs = 0;  ///< the client process's user+system CPU per timed call
+  double serverCpuUs = 0;  ///< the server process's user+system CPU per timed call
 };
+
+/// Returns this process's user+system CPU time in microseconds.
+inline double ownCpuUs() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+/// Returns the user+system CPU time of process `pid` in microseconds, from /proc (clock
+/// ticks, so 10 ms steps), or 0 when it cannot be read.
+inline double processCpuUs(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(text.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  // Fields 3.. follow the command; utime and stime are fields 14 and 15.
+  for (int index = 3; index <= 15 && rest >> field; ++index) {
+    if (index >= 14) ticks += std::stod(field);
+  }
+  return ticks * 1e6 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
 
 /// Returns the `q` quantile (0..1) of sorted `values` by nearest rank.
 inline double quantile(const std::vector<double>& sorted, double q) {
@@ -83,7 +114,9 @@ inline std::string toJsonLine(const RunStats& stats) {
               {"p99_us", stats.p99Us},
               {"calls_per_s", stats.callsPerSecond},
               {"peak_rss_kb", stats.peakRssKb},
-              {"start_rss_kb", stats.startRssKb}}
+              {"start_rss_kb", stats.startRssKb},
+              {"client_cpu_us", stats.clientCpuUs},
+              {"server_cpu_us", stats.serverCpuUs}}
       .dump();
 }
 
@@ -109,6 +142,8 @@ inline core::Result<RunStats> parseRunStats(std::string_view output) {
     stats.callsPerSecond = json.value("calls_per_s", 0.0);
     stats.peakRssKb = json.value("peak_rss_kb", 0L);
     stats.startRssKb = json.value("start_rss_kb", 0L);
+    stats.clientCpuUs = json.value("client_cpu_us", 0.0);
+    stats.serverCpuUs = json.value("server_cpu_us", 0.0);
     return stats;
   }
   return core::fail(core::ErrorCode::kProtocol, "The worker printed no result line.");

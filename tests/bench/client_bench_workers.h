@@ -125,8 +125,12 @@ inline core::Result<RunStats> runKajaWorker(const WorkerSpec& spec) {
   if (auto warm = detail::timeCalls(io, *client, spec, spec.warmup, wallSeconds); !warm) {
     return std::unexpected(warm.error());
   }
+  const double clientCpu = ownCpuUs();
+  const double serverCpu = processCpuUs((*transport)->pid());
   auto latencies = detail::timeCalls(io, *client, spec, spec.calls, wallSeconds);
   if (!latencies) return std::unexpected(latencies.error());
+  stats.clientCpuUs = (ownCpuUs() - clientCpu) / spec.calls;
+  stats.serverCpuUs = (processCpuUs((*transport)->pid()) - serverCpu) / spec.calls;
   summarize(std::move(*latencies), wallSeconds, stats);
   stats.peakRssKb = peakRssKb();
 
@@ -228,10 +232,14 @@ inline core::Result<RunStats> runRawWorker(const WorkerSpec& spec) {
       !warm) {
     return std::unexpected(warm.error());
   }
+  const double clientCpu = ownCpuUs();
+  const double serverCpu = processCpuUs((*child)->pid());
   auto latencies =
       detail::timeRawLines(in.get(), out.get(), lines, static_cast<std::size_t>(spec.warmup),
                            spec.calls, spec.inflight, wallSeconds);
   if (!latencies) return std::unexpected(latencies.error());
+  stats.clientCpuUs = (ownCpuUs() - clientCpu) / spec.calls;
+  stats.serverCpuUs = (processCpuUs((*child)->pid()) - serverCpu) / spec.calls;
   summarize(std::move(*latencies), wallSeconds, stats);
   stats.peakRssKb = peakRssKb();
   in.reset();

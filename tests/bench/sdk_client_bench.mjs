@@ -43,6 +43,23 @@ function peakRssKb() {
   return match ? Number(match[1]) : -1;
 }
 
+// Returns process `pid`'s user+system CPU in microseconds from /proc (10 ms steps).
+function processCpuUs(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    // fields[0] is field 3 (state); utime and stime are fields 14 and 15.
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+function ownCpuUs() {
+  const usage = process.cpuUsage();
+  return usage.user + usage.system;
+}
+
 function quantile(sorted, q) {
   if (sorted.length === 0) return 0;
   const rank = Math.min(Math.max(Math.ceil(q * sorted.length), 1), sorted.length);
@@ -82,12 +99,16 @@ async function main() {
   await client.connect(transport);
   await client.listTools();
   await timeCalls(client, options.warmup, options.inflight, options.message);
+  const clientCpu = ownCpuUs();
+  const serverCpu = processCpuUs(transport.pid);
   const { latencies, wallSeconds } = await timeCalls(
     client,
     options.calls,
     options.inflight,
     options.message,
   );
+  const clientCpuUs = (ownCpuUs() - clientCpu) / options.calls;
+  const serverCpuUs = (processCpuUs(transport.pid) - serverCpu) / options.calls;
   const sorted = Array.from(latencies).sort((a, b) => a - b);
   const stats = {
     client: label,
@@ -99,6 +120,8 @@ async function main() {
     calls_per_s: options.calls / wallSeconds,
     peak_rss_kb: peakRssKb(),
     start_rss_kb: startRssKb,
+    client_cpu_us: clientCpuUs,
+    server_cpu_us: serverCpuUs,
   };
   await client.close();
   process.stdout.write(`${JSON.stringify(stats)}\n`);
