@@ -114,6 +114,8 @@ TEST_F(HttpTransportTest, EverythingOverStreamableHttp) {
     auto echo = remote.call("echo", {{"message", "hello over http"}});
     ASSERT_TRUE(echo) << echo.error().describe();
     EXPECT_EQ(echo->text(), "Echo: hello over http");
+    // After initialization the transport listens for server-initiated messages.
+    EXPECT_TRUE(server->waitForLine("Establishing new SSE stream", 3s));
   }
   // close() ended the session with DELETE.
   EXPECT_TRUE(server->waitForLine("Received session termination request", 3s));
@@ -320,6 +322,18 @@ TEST(HttpFaultTest, LoopbackIsRefusedForRegistryAbilities) {
   EXPECT_EQ(info.error().code, ErrorCode::kRefused);
   EXPECT_TRUE(contains(info.error().message, "127.0.0.1")) << info.error().message;
   EXPECT_TRUE(contains(info.error().message, "loopback")) << info.error().message;
+}
+
+TEST(HttpFaultTest, LeavesNoDescriptorBehind) {
+  auto server = ServerProcess::start(faultHttpPlan("sse"));
+  ASSERT_TRUE(server);
+  const int before = kaja::testing::openFdCount();
+  for (int round = 0; round < 3; ++round) {
+    Remote remote(server->url("/mcp"), false);
+    ASSERT_TRUE(remote.connect());
+    ASSERT_TRUE(remote.call("echo"));
+  }
+  EXPECT_EQ(kaja::testing::openFdCount(), before);
 }
 
 TEST(HttpFaultTest, ClosedPortIsAConnectError) {
