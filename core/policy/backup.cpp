@@ -1,0 +1,243 @@
+#include "core/policy/backup.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+
+#include "core/process/unique_fd.h"
+#include "core/util/sys.h"
+
+namespace kaja::core::policy {
+namespace {
+
+constexpr size_t kStampLength = 20;  // "20261129T193000.123Z"
+
+std::unexpected<Error> ioError(std::string message) {
+  return fail(ErrorCode::kIo, std::move(message), {}, "rule: " + std::string(rule::kBackup));
+}
+
+bool allDigits(std::string_view text) {
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string parentOf(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == 0 || slash == std::string::npos ? std::string("/") : path.substr(0, slash);
+}
+
+Result<void> writeAll(int fd, const char* data, size_t size, const std::string& what) {
+  while (size > 0) {
+    ssize_t n = retryOnEintr([&] { return ::write(fd, data, size); });
+    if (n < 0) return fail(ErrorCode::kIo, syscallMessage("write", what, errno));
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return {};
+}
+
+// Copies everything readable from `source` into a new temporary file in `dir` (mkostemp,
+// so 0600 and O_CLOEXEC), fsyncs it and returns its name. The caller links or renames it.
+Result<std::string> copyToTemp(int source, const std::string& sourceName, const std::string& dir) {
+  std::string temp = dir + "/.kaja-copy-XXXXXX";
+  UniqueFd out(::mkostemp(temp.data(), O_CLOEXEC));
+  if (!out.valid()) return fail(ErrorCode::kIo, syscallMessage("mkostemp", temp, errno));
+  auto abandon = [&](Error error) {
+    ::unlink(temp.c_str());
+    return std::unexpected<Error>(std::move(error));
+  };
+  char buffer[64 * 1024];
+  while (true) {
+    ssize_t n = retryOnEintr([&] { return ::read(source, buffer, sizeof buffer); });
+    if (n < 0) return abandon({ErrorCode::kIo, syscallMessage("read", sourceName, errno), {}, {}});
+    if (n == 0) break;
+    if (auto wrote = writeAll(out.get(), buffer, static_cast<size_t>(n), temp); !wrote) {
+      return abandon(wrote.error());
+    }
+  }
+  if (::fsync(out.get()) != 0) {
+    return abandon({ErrorCode::kIo, syscallMessage("fsync", temp, errno), {}, {}});
+  }
+  int fd = out.release();
+  if (::close(fd) != 0) {
+    return abandon({ErrorCode::kIo, syscallMessage("close", temp, errno), {}, {}});
+  }
+  return temp;
+}
+
+void syncDirectory(const std::string& dir) {
+  UniqueFd fd(
+      retryOnEintr([&] { return ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); }));
+  if (fd.valid()) ::fsync(fd.get());
+}
+
+// Orders "…123Z" < "…123Z-1" < "…123Z-2" < "…123Z-10".
+bool stampBefore(const std::string& a, const std::string& b) {
+  std::string_view baseA = std::string_view(a).substr(0, kStampLength);
+  std::string_view baseB = std::string_view(b).substr(0, kStampLength);
+  if (baseA != baseB) return baseA < baseB;
+  auto suffix = [](const std::string& s) {
+    unsigned long long value = 0;
+    if (s.size() > kStampLength)
+      std::from_chars(s.data() + kStampLength + 1, s.data() + s.size(), value);
+    return value;
+  };
+  return suffix(a) < suffix(b);
+}
+
+}  // namespace
+
+std::string formatBackupStamp(std::chrono::system_clock::time_point time) {
+  auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
+  std::time_t seconds = static_cast<std::time_t>(millis / 1000);
+  if (millis % 1000 < 0) --seconds;  // before 1970: keep the milliseconds positive
+  std::tm utc{};
+  ::gmtime_r(&seconds, &utc);
+  char text[80];
+  std::snprintf(text, sizeof text, "%04d%02d%02dT%02d%02d%02d.%03dZ", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<int>(((millis % 1000) + 1000) % 1000));
+  return text;
+}
+
+bool isBackupStamp(std::string_view stamp) {
+  if (stamp.size() < kStampLength) return false;
+  std::string_view base = stamp.substr(0, kStampLength);
+  bool baseOk = allDigits(base.substr(0, 8)) && base[8] == 'T' && allDigits(base.substr(9, 6)) &&
+                base[15] == '.' && allDigits(base.substr(16, 3)) && base[19] == 'Z';
+  if (!baseOk) return false;
+  std::string_view rest = stamp.substr(kStampLength);
+  return rest.empty() || (rest.size() <= 10 && rest[0] == '-' && allDigits(rest.substr(1)));
+}
+
+BackupStore::BackupStore(std::string backupsDir, Clock clock)
+    : backupsDir_(std::move(backupsDir)), clock_(std::move(clock)) {}
+
+std::string BackupStore::folderFor(const std::string& resolvedPath) const {
+  return backupsDir_ + (resolvedPath.starts_with("/") ? "" : "/") + resolvedPath;
+}
+
+Result<std::optional<std::string>> BackupStore::backupFile(const std::string& resolvedPath) const {
+  UniqueFd source(retryOnEintr([&] {
+    return ::open(resolvedPath.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  }));
+  if (!source.valid()) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>();
+    return ioError(syscallMessage("open", resolvedPath, errno));
+  }
+  struct stat info {};
+  if (::fstat(source.get(), &info) != 0)
+    return ioError(syscallMessage("fstat", resolvedPath, errno));
+  if (!S_ISREG(info.st_mode)) return std::optional<std::string>();
+  std::string dir = folderFor(resolvedPath);
+  if (auto made = makeDirectories(dir, 0700); !made) return ioError(made.error().message);
+  auto temp = copyToTemp(source.get(), resolvedPath, dir);
+  if (!temp) return ioError(temp.error().message);
+  std::string stamp = formatBackupStamp(clock_());
+  // link() refuses an existing name, so two copies in one millisecond both survive.
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    std::string name = attempt == 0 ? stamp : stamp + "-" + std::to_string(attempt);
+    std::string stored = dir + "/" + name;
+    if (::link(temp->c_str(), stored.c_str()) == 0) {
+      ::unlink(temp->c_str());
+      syncDirectory(dir);
+      return std::optional<std::string>(stored);
+    }
+    if (errno != EEXIST) {
+      int err = errno;
+      ::unlink(temp->c_str());
+      return ioError(syscallMessage("link", stored, err));
+    }
+  }
+  ::unlink(temp->c_str());
+  return ioError("link(" + dir + "/" + stamp + "): a thousand copies in one millisecond");
+}
+
+Result<std::vector<std::string>> BackupStore::backupBeforeCall(
+    const std::vector<CheckedPath>& paths) const {
+  std::vector<std::string> copies;
+  for (const auto& path : paths) {
+    if (path.folder == nullptr || !path.folder->backup) continue;
+    auto copy = backupFile(path.resolved);
+    if (!copy) {
+      return fail(ErrorCode::kIo,
+                  "Could not back up " + path.resolved + " (" + copy.error().message +
+                      "), so the call did not run.",
+                  {}, "rule: " + std::string(rule::kBackup));
+    }
+    if (*copy) copies.push_back(**copy);
+  }
+  return copies;
+}
+
+Result<std::vector<BackupEntry>> BackupStore::listBackups(const std::string& resolvedPath) const {
+  std::vector<BackupEntry> entries;
+  std::string dir = folderFor(resolvedPath);
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) {
+    if (ec == std::errc::no_such_file_or_directory) return entries;
+    return fail(ErrorCode::kIo, "opendir(" + dir + "): " + ec.message());
+  }
+  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (!isBackupStamp(name) || !it->is_regular_file(ec)) continue;
+    entries.push_back({name, it->path().string(), static_cast<uint64_t>(it->file_size(ec))});
+  }
+  if (ec) return fail(ErrorCode::kIo, "readdir(" + dir + "): " + ec.message());
+  std::sort(entries.begin(), entries.end(), [](const BackupEntry& a, const BackupEntry& b) {
+    return stampBefore(a.stamp, b.stamp);
+  });
+  return entries;
+}
+
+Result<void> BackupStore::restoreBackup(const std::string& resolvedPath,
+                                        const std::string& stamp) const {
+  if (!isBackupStamp(stamp)) {
+    return fail(ErrorCode::kUsage, "\"" + stamp + "\" is not a backup stamp such as " +
+                                       "20261129T193000.123Z; list_backups shows them.");
+  }
+  std::string stored = folderFor(resolvedPath) + "/" + stamp;
+  UniqueFd source(
+      retryOnEintr([&] { return ::open(stored.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW); }));
+  if (!source.valid()) {
+    if (errno == ENOENT) {
+      return fail(ErrorCode::kNotFound, "There is no backup " + stamp + " of " + resolvedPath +
+                                            "; list_backups shows the ones there are.");
+    }
+    return fail(ErrorCode::kIo, syscallMessage("open", stored, errno));
+  }
+  auto before = backupFile(resolvedPath);
+  if (!before) {
+    return fail(ErrorCode::kIo, "Could not back up " + resolvedPath + " before restoring it (" +
+                                    before.error().message + "), so nothing was changed.");
+  }
+  struct stat current {};
+  bool exists = ::stat(resolvedPath.c_str(), &current) == 0;
+  std::string dir = parentOf(resolvedPath);
+  if (auto made = makeDirectories(dir, 0755); !made) return std::unexpected(made.error());
+  auto temp = copyToTemp(source.get(), stored, dir);
+  if (!temp) return std::unexpected(temp.error());
+  // The copy is private; the restored file gets the mode of the file it replaces.
+  mode_t mode = exists ? (current.st_mode & 07777) : 0644;
+  const char* call = ::chmod(temp->c_str(), mode) != 0                    ? "chmod"
+                     : ::rename(temp->c_str(), resolvedPath.c_str()) != 0 ? "rename"
+                                                                          : nullptr;
+  if (call != nullptr) {
+    int err = errno;
+    ::unlink(temp->c_str());
+    return fail(ErrorCode::kIo, syscallMessage(call, resolvedPath, err));
+  }
+  syncDirectory(dir);
+  return {};
+}
+
+}  // namespace kaja::core::policy
