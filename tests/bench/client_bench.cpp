@@ -3,6 +3,7 @@
 // against a raw-pipe floor on a minimal C++ echo server (tests/bench/echo_server.cpp).
 //
 //   build/bin/client_bench [--calls N] [--inflight K] [--rounds R] [--warmup W]
+//                          [--floor-calls M]
 //
 // Every measured client runs in a process of its own (this program re-executed with
 // --worker, or node with tests/bench/sdk_client_bench.mjs), which starts its own server
@@ -42,6 +43,7 @@ struct Options {
   int inflight = 8;
   int rounds = 3;
   int warmup = 200;
+  int floorCalls = 0;  ///< calls per echo_server run; 0: ten times `calls`
   std::string worker;  ///< "kaja" or "raw" in a worker process
   std::string server;  ///< "everything" or "echo" in a worker process
 };
@@ -222,6 +224,12 @@ int runDriver(const Options& options, const Paths& paths) {
   const std::string sdkVersion = packageVersion(paths.npm + "/sdk");
   const std::string clientVersion = packageVersion(paths.npm + "/client");
   const auto list = contenders(paths, sdkVersion, clientVersion);
+  // An echo_server run of 2,000 calls lasts ~10 ms, so one preemption on a busy machine
+  // would decide it; the floor runs are longer for that reason.
+  const int floorCalls = options.floorCalls > 0 ? options.floorCalls : 10 * options.calls;
+  const auto callsFor = [&](const Contender& contender) {
+    return contender.server == "echo" ? floorCalls : options.calls;
+  };
   std::vector<int> modes = {1};
   if (options.inflight > 1) modes.push_back(options.inflight);
 
@@ -229,9 +237,10 @@ int runDriver(const Options& options, const Paths& paths) {
   std::string nodeText = nodeVersion ? nodeVersion->out : "?";
   if (!nodeText.empty() && nodeText.back() == '\n') nodeText.pop_back();
   std::printf(
-      "kaja client benchmark: echo tool over stdio, %d timed calls per run after %d warm-up "
-      "calls,\n%d rounds alternating the clients; node %s, server-everything %s, %ld cores\n\n",
-      options.calls, options.warmup, options.rounds, nodeText.c_str(),
+      "kaja client benchmark: echo tool over stdio, %d timed calls per run (%d on echo_server) "
+      "after %d warm-up calls,\n%d rounds alternating the clients; node %s, server-everything "
+      "%s, %ld cores\n\n",
+      options.calls, floorCalls, options.warmup, options.rounds, nodeText.c_str(),
       packageVersion(paths.npm + "/server-everything").c_str(), ::sysconf(_SC_NPROCESSORS_ONLN));
   std::fflush(stdout);
 
@@ -247,7 +256,8 @@ int runDriver(const Options& options, const Paths& paths) {
     for (const int inflight : modes) {
       for (std::size_t i = 0; i < list.size(); ++i) {
         const std::size_t index = (i + static_cast<std::size_t>(round)) % list.size();
-        const RunStats stats = runOnce(list[index], options.calls, inflight, options.warmup);
+        const RunStats stats =
+            runOnce(list[index], callsFor(list[index]), inflight, options.warmup);
         series[{index, inflight}].runs.push_back(stats);
         std::fprintf(stderr,
                      "round %d  %-11s %-14s %-10s %8.0f calls/s  p50 %7.1f us  %6.1f MiB  "
@@ -326,9 +336,10 @@ int main(int argc, char** argv) {
     if (flag == "--help" || flag == "-h") {
       std::printf(
           "usage: client_bench [--calls N] [--inflight K] [--rounds R] [--warmup W]\n"
+          "                    [--floor-calls M]\n"
           "Times kaja's MCP client against the TypeScript SDK clients on server-everything's\n"
           "echo tool, and against a raw pipe on tests/bench/echo_server (defaults: 2000 calls,\n"
-          "8 in flight, 3 rounds, 200 warm-up calls).\n");
+          "8 in flight, 3 rounds, 200 warm-up calls, 10 x N calls per echo_server run).\n");
       return 0;
     }
     if (i + 1 >= argc) {
@@ -342,6 +353,8 @@ int main(int argc, char** argv) {
       options.inflight = std::max(1, parseInt(value, "--inflight"));
     } else if (flag == "--rounds") {
       options.rounds = std::max(1, parseInt(value, "--rounds"));
+    } else if (flag == "--floor-calls") {
+      options.floorCalls = parseInt(value, "--floor-calls");
     } else if (flag == "--warmup") {
       options.warmup = parseInt(value, "--warmup");
     } else if (flag == "--worker") {
