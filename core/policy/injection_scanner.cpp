@@ -1,8 +1,11 @@
 #include "core/policy/injection_scanner.h"
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <set>
 #include <string_view>
+#include <unordered_map>
 
 #include "core/policy/text_normalizer.h"
 
@@ -11,17 +14,26 @@ namespace {
 
 // A pattern is a sequence of slots over the words of a normalised string. A slot accepts one
 // of its words between `min` and `max` times in a row; a slot with no words accepts any word
-// (a gap).
+// (a gap). Words are compiled to ids so that matching is a table lookup per token.
 struct Slot {
   std::vector<std::string> words;
   int min = 1;
   int max = 1;
+  std::vector<char> accepts;  // by word id; empty for a gap
 };
 
 struct Pattern {
   std::string name;
   std::vector<Slot> slots;
 };
+
+struct WordHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view word) const { return std::hash<std::string_view>{}(word); }
+};
+
+// Every word any pattern names, by id; id 0 is every other word.
+using Dictionary = std::unordered_map<std::string, uint32_t, WordHash, std::equal_to<>>;
 
 // Spec syntax: slots separated by spaces, alternatives by commas; `x?` optional, `x*` up to
 // three times, `x+` once or twice, `~N` up to N words of anything.
@@ -69,7 +81,12 @@ Pattern parsePattern(std::string_view name, std::string_view spec) {
 #define KAJA_TELL "tell,inform,mention,reveal,disclose,notify,alert,say,show"
 #define KAJA_USER "user,users,human,humans"
 
-const std::vector<Pattern>& patterns() {
+struct CompiledPatterns {
+  Dictionary dictionary;
+  std::vector<Pattern> patterns;
+};
+
+const CompiledPatterns& compiledPatterns() {
   static const auto* all = [] {
     struct Spec {
       std::string_view name, spec;
@@ -132,9 +149,26 @@ const std::vector<Pattern>& patterns() {
         Spec{"conceal-from-user", KAJA_USER " must,should,shall,will,may not,never ~1 "
                                             "know,notice,find,learn,suspect,told,informed,aware"},
     };
-    auto* parsed = new std::vector<Pattern>;
-    for (const auto& spec : kSpecs) parsed->push_back(parsePattern(spec.name, spec.spec));
-    return parsed;
+    auto* compiled = new CompiledPatterns;
+    for (const auto& spec : kSpecs)
+      compiled->patterns.push_back(parsePattern(spec.name, spec.spec));
+    for (const auto& pattern : compiled->patterns) {
+      for (const auto& slot : pattern.slots) {
+        for (const auto& word : slot.words) {
+          compiled->dictionary.emplace(word,
+                                       static_cast<uint32_t>(compiled->dictionary.size() + 1));
+        }
+      }
+    }
+    for (auto& pattern : compiled->patterns) {
+      for (auto& slot : pattern.slots) {
+        if (slot.words.empty()) continue;
+        slot.accepts.assign(compiled->dictionary.size() + 1, 0);
+        for (const auto& word : slot.words)
+          slot.accepts[compiled->dictionary.find(word)->second] = 1;
+      }
+    }
+    return compiled;
   }();
   return *all;
 }
@@ -172,30 +206,37 @@ std::vector<std::string_view> tokenize(std::string_view text) {
   return tokens;
 }
 
-bool slotAccepts(const Slot& slot, std::string_view token) {
-  if (slot.words.empty()) return true;
-  for (const auto& word : slot.words) {
-    if (word == token) return true;
+std::vector<uint32_t> wordIds(const std::vector<std::string_view>& tokens,
+                              const Dictionary& dictionary) {
+  std::vector<uint32_t> ids;
+  ids.reserve(tokens.size());
+  for (auto token : tokens) {
+    auto it = dictionary.find(token);
+    ids.push_back(it == dictionary.end() ? 0 : it->second);
   }
-  return false;
+  return ids;
 }
 
-bool matchesAt(const std::vector<std::string_view>& tokens, size_t pos, const Pattern& pattern,
+bool slotAccepts(const Slot& slot, uint32_t id) {
+  return slot.accepts.empty() || slot.accepts[id] != 0;
+}
+
+bool matchesAt(const std::vector<uint32_t>& ids, size_t pos, const Pattern& pattern,
                size_t slotIndex) {
   if (slotIndex == pattern.slots.size()) return true;
   const Slot& slot = pattern.slots[slotIndex];
   int taken = 0;
   while (true) {
-    if (taken >= slot.min && matchesAt(tokens, pos + taken, pattern, slotIndex + 1)) return true;
-    if (taken == slot.max || pos + taken >= tokens.size()) return false;
-    if (!slotAccepts(slot, tokens[pos + taken])) return false;
+    if (taken >= slot.min && matchesAt(ids, pos + taken, pattern, slotIndex + 1)) return true;
+    if (taken == slot.max || pos + taken >= ids.size()) return false;
+    if (!slotAccepts(slot, ids[pos + taken])) return false;
     ++taken;
   }
 }
 
-bool matches(const std::vector<std::string_view>& tokens, const Pattern& pattern) {
-  for (size_t pos = 0; pos < tokens.size(); ++pos) {
-    if (slotAccepts(pattern.slots.front(), tokens[pos]) && matchesAt(tokens, pos, pattern, 0)) {
+bool matches(const std::vector<uint32_t>& ids, const Pattern& pattern) {
+  for (size_t pos = 0; pos < ids.size(); ++pos) {
+    if (slotAccepts(pattern.slots.front(), ids[pos]) && matchesAt(ids, pos, pattern, 0)) {
       return true;
     }
   }
@@ -251,20 +292,39 @@ bool mentionsSecretPath(std::string_view text) {
   return false;
 }
 
+// True when normalising with any options gives the same text: plain ASCII without controls
+// (so nothing invisible) and, for identifiers, no lowercase-uppercase step to split on.
+bool variantsAgree(std::string_view text, bool identifier) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80 || c == 0x7F || (c < 0x20 && c != '\t' && c != '\n' && c != '\r')) return false;
+    if (identifier && i > 0 && c >= 'A' && c <= 'Z' && text[i - 1] >= 'a' && text[i - 1] <= 'z') {
+      return false;
+    }
+  }
+  return true;
+}
+
 void scanInto(std::string_view text, const std::string& field, bool identifier,
               std::vector<InjectionFinding>& out) {
   std::set<std::string_view> found;
-  std::vector<NormalizeOptions> variants = {{InvisibleMode::kRemove, false},
-                                            {InvisibleMode::kSpace, false}};
-  if (identifier) {
-    variants.push_back({InvisibleMode::kRemove, true});
-    variants.push_back({InvisibleMode::kSpace, true});
+  std::vector<NormalizeOptions> variants = {{InvisibleMode::kRemove, false}};
+  if (!variantsAgree(text, identifier)) {
+    variants.push_back({InvisibleMode::kSpace, false});
+    if (identifier) {
+      variants.push_back({InvisibleMode::kRemove, true});
+      variants.push_back({InvisibleMode::kSpace, true});
+    }
   }
+  const auto& compiled = compiledPatterns();
   for (const auto& options : variants) {
     std::string normalized = normalizeForScan(text, options);
-    auto tokens = tokenize(normalized);
-    for (const auto& pattern : patterns()) {
-      if (!found.contains(pattern.name) && matches(tokens, pattern)) found.insert(pattern.name);
+    auto ids = wordIds(tokenize(normalized), compiled.dictionary);
+    // Most strings share no word with any pattern; they need no matching at all.
+    if (std::any_of(ids.begin(), ids.end(), [](uint32_t id) { return id != 0; })) {
+      for (const auto& pattern : compiled.patterns) {
+        if (!found.contains(pattern.name) && matches(ids, pattern)) found.insert(pattern.name);
+      }
     }
     if (mentionsSecretPath(normalized)) found.insert("secret-path");
   }

@@ -245,7 +245,14 @@ bool isInvisible(char32_t c) {
 std::string normalizeForScan(std::string_view text, const NormalizeOptions& options) {
   std::string folded;
   folded.reserve(text.size());
-  for (char32_t c : decodeUtf8(text)) {
+  bool ascii = std::all_of(text.begin(), text.end(),
+                           [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  std::u32string decoded;
+  if (!ascii) decoded = decodeUtf8(text);
+  size_t count = ascii ? text.size() : decoded.size();
+  for (size_t index = 0; index < count; ++index) {
+    char32_t c =
+        ascii ? static_cast<char32_t>(static_cast<unsigned char>(text[index])) : decoded[index];
     if (isInvisible(c)) {
       if (options.invisibles == InvisibleMode::kSpace) folded += ' ';
       continue;
