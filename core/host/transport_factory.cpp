@@ -1,5 +1,7 @@
 #include "core/host/transport_factory.h"
 
+#include "core/mcp/remote_transport.h"
+
 namespace kaja::core {
 
 Result<OpenedTransport> openTransport(boost::asio::io_context& io, const Ability& ability,
@@ -12,8 +14,14 @@ Result<OpenedTransport> openTransport(boost::asio::io_context& io, const Ability
     return OpenedTransport{*stdio, *stdio};
   }
   if (resolution.remote) {
-    return fail(ErrorCode::kConnect,
-                "remote abilities (http, sse) cannot be connected by this build yet", ability.name);
+    mcp::HttpOptions options;
+    options.serverName = ability.name;
+    // Every ability here comes from a manifest the user (or kaja's own marketplace) wrote,
+    // so local servers are allowed; link-local and metadata addresses never are.
+    options.addressPolicy.allowPrivate = true;
+    auto remote = mcp::makeRemoteTransport(io, *resolution.remote, options);
+    if (!remote) return std::unexpected(remote.error());
+    return OpenedTransport{*remote, nullptr};
   }
   return fail(ErrorCode::kInternal, "the ability has no launch plan or URL", ability.name);
 }

@@ -2,11 +2,15 @@
 // and a persona switch changes a running server's roots without restarting it.
 #include "core/host/host.h"
 
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <filesystem>
 
+#include "tests/core/mcp/http_test_servers.h"
 #include "tests/core/mcp/test_servers.h"
 
 namespace kaja::core {
@@ -35,6 +39,18 @@ const ConnectReport& reportFor(const std::vector<ConnectReport>& reports, const 
 std::string allowedDirectories(Host& host) {
   auto result = host.callTool("filesystem", "list_allowed_directories", mcp::Json::object());
   return result ? result->text() : "error: " + result.error().describe();
+}
+
+// The server asks for roots on its own after initialize and after each change
+// notification, so its answer catches up a moment later; wait for `expected`.
+std::string waitForAllowed(Host& host, const std::string& expected) {
+  std::string seen;
+  for (int i = 0; i < 50; ++i) {
+    seen = allowedDirectories(host);
+    if (seen.find(expected) != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return seen;
 }
 
 TEST(HostTest, GoodServersConnectAndBadOnesAreSkipped) {
@@ -126,7 +142,7 @@ TEST(HostTest, SwitchChangesRootsWithoutRestartAndClosesWhatIsNoLongerUsed) {
   ASSERT_TRUE(first[1].ok) << first[1].error->describe();
   auto pid = host.serverPid("filesystem");
   ASSERT_TRUE(pid.has_value());
-  std::string before = allowedDirectories(host);
+  std::string before = waitForAllowed(host, notes);
   EXPECT_THAT(before, HasSubstr(notes));
   EXPECT_THAT(before, Not(HasSubstr(site)));
 
@@ -135,16 +151,58 @@ TEST(HostTest, SwitchChangesRootsWithoutRestartAndClosesWhatIsNoLongerUsed) {
   EXPECT_TRUE(second[0].reused);
   EXPECT_EQ(host.serverPid("filesystem"), pid);
   EXPECT_EQ(host.connected(), std::vector<std::string>{"filesystem"});
-  // The server asks for the new roots after the notification; give it a moment.
-  std::string after;
-  for (int i = 0; i < 50; ++i) {
-    after = allowedDirectories(host);
-    if (after.find(site) != std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  std::string after = waitForAllowed(host, site);
   EXPECT_THAT(after, HasSubstr(site));
   EXPECT_THAT(after, Not(HasSubstr(notes)));
   EXPECT_EQ(host.serverPid("filesystem"), pid);
+}
+
+Activation remoteActivation(const std::string& name, const std::string& url, bool sse) {
+  Activation activation;
+  activation.ability.name = name;
+  activation.ability.transport = sse ? Transport::kSse : Transport::kHttp;
+  activation.resolution.state = AbilityState::kOn;
+  activation.resolution.runner = RunnerKind::kRemote;
+  activation.resolution.remote = RemotePlan{url, sse, {}};
+  return activation;
+}
+
+TEST(HostTest, RemoteAbilitiesConnectAndADeadPortIsSkipped) {
+  auto http =
+      kaja::testing::ServerProcess::start(kaja::testing::everythingHttpPlan("streamableHttp"));
+  auto sse = kaja::testing::ServerProcess::start(kaja::testing::everythingHttpPlan("sse"));
+  ASSERT_TRUE(http && sse);
+  // A port that was just free: bind, read the number, close.
+  int probe = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t length = sizeof addr;
+  ::getsockname(probe, reinterpret_cast<sockaddr*>(&addr), &length);
+  int deadPort = ntohs(addr.sin_port);
+  ::close(probe);
+
+  HostOptions options;
+  options.connectTimeout = std::chrono::seconds(5);
+  Host host(options);
+  auto reports = host.activate(
+      {remoteActivation("streamable", http->url("/mcp"), false),
+       remoteActivation("legacy", sse->url("/sse"), true),
+       remoteActivation("dead", "http://127.0.0.1:" + std::to_string(deadPort) + "/mcp", false),
+       stdioActivation("everything", kaja::testing::everythingPlan())});
+  EXPECT_TRUE(reportFor(reports, "streamable").ok)
+      << reportFor(reports, "streamable").error->describe();
+  EXPECT_GT(reportFor(reports, "streamable").tools.size(), 5u);
+  EXPECT_TRUE(reportFor(reports, "legacy").ok) << reportFor(reports, "legacy").error->describe();
+  const auto& dead = reportFor(reports, "dead");
+  ASSERT_FALSE(dead.ok);
+  EXPECT_EQ(dead.error->code, ErrorCode::kConnect);
+  EXPECT_LT(dead.elapsed, std::chrono::seconds(5));
+  EXPECT_TRUE(reportFor(reports, "everything").ok);
+  auto echo = host.callTool("streamable", "echo", {{"message", "over http"}});
+  ASSERT_TRUE(echo.has_value()) << echo.error().describe();
+  EXPECT_THAT(echo->text(), HasSubstr("over http"));
 }
 
 TEST(HostTest, ClosingEndsEveryServer) {
