@@ -31,6 +31,8 @@ std::span<const Command> commands();
 int runAbilities(std::span<const std::string> args);
 int runDoctor(std::span<const std::string> args);
 int runPersonas(std::span<const std::string> args);
+int runTools(std::span<const std::string> args);
+int runCall(std::span<const std::string> args);
 int runPersona(std::span<const std::string> args);
 int runConfig(std::span<const std::string> args);
 int runKey(std::span<const std::string> args);

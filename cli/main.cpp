@@ -37,6 +37,30 @@ constexpr Command kCommands[] = {
      "command line (env var names, never values) or URL.\n\n"
      "Options:\n  --json    print an array of objects instead of a table\n",
      runAbilities},
+    {"tools", "tools [--persona P] [--json]", "list the tools a persona offers the model",
+     "Connects the persona's abilities and lists the tools it offers, named\n"
+     "mcp__<ability>__<tool>, after every filter: the manifest's tools list, the persona's\n"
+     "tools list, writing tools of an ability whose folders are all read-only, and tools\n"
+     "whose text carries a prompt injection (each left out with its rule). READ says\n"
+     "whether a call is a read; SCHEMA is the tool's schema size in tokens (about 4\n"
+     "characters each). Warns above 40 tools.\n\n"
+     "Options:\n  --persona P  use persona P instead of the active one\n"
+     "  --json       print an object with tools, dropped, failed and skipped\n",
+     runTools},
+    {"call", "call [--persona P] [--yes] [--json] ABILITY TOOL [ARGS]",
+     "run one tool call through kaja's policy",
+     "Runs one call through the whole pipeline: filter, approval, folder check, backup,\n"
+     "the call, output guard and audit. ARGS is a JSON object. On a terminal, calls that\n"
+     "need approval are asked (y = yes, n = no, a = yes to this tool for the session);\n"
+     "without one they are declined unless --yes is given. ABILITY kaja serves\n"
+     "list_backups and restore_backup for personas with backed-up folders.\n\n"
+     "Exit status: 0 done, 1 the tool returned an error, 2 usage or config error,\n"
+     "3 refused by a rule or declined (the reason as `kaja: refused: …`), 4 could not\n"
+     "connect.\n\n"
+     "Options:\n  --persona P  use persona P instead of the active one\n"
+     "  --yes        approve every call that asks (not confirm-listed tools)\n"
+     "  --json       print the raw MCP result\n",
+     runCall},
     {"personas", "personas [--json]", "list personas with their abilities and folders",
      "Lists every persona (shipped and your own): its abilities, the tools each is narrowed\n"
      "to, and the folders it gives them. The active one is marked with *.\n\n"
@@ -125,8 +149,8 @@ int main(int argc, char** argv) {
     return command.run(rest);
   }
   std::string message = "unknown command \"" + args[first] + "\"";
-  std::string near = kaja::core::nearestWord(
-      args[first], {"doctor", "abilities", "personas", "persona", "config", "key"});
+  std::string near = kaja::core::nearestWord(args[first], {"doctor", "abilities", "tools", "call",
+                                                           "personas", "persona", "config", "key"});
   if (!near.empty()) message += "; did you mean \"" + near + "\"?";
   printError(message + " (kaja --help lists the commands)");
   return kExitUsage;

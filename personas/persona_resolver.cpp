@@ -47,6 +47,8 @@ core::Result<ResolvedPersona> resolvePersona(const marketplace::Catalog& catalog
     ActiveAbility active;
     active.ability = *ability->ability;
     active.tools = entry.tools;
+    active.entry.ability = entry.ability;
+    active.entry.tools = entry.tools;
     for (const auto& root : entry.roots) {
       auto folder = resolveFolder(root.path, home);
       if (!folder) {
@@ -55,6 +57,7 @@ core::Result<ResolvedPersona> resolvePersona(const marketplace::Catalog& catalog
         continue;
       }
       active.roots.push_back({*folder, root.path, root.readOnly, root.backup});
+      active.entry.roots.push_back(root);
     }
     if (active.ability.roots && active.roots.empty()) {
       active.off = true;

@@ -24,8 +24,9 @@ struct ActiveAbility {
   core::Ability ability;
   std::optional<std::vector<std::string>> tools;  ///< the persona entry's narrowing (K13)
   std::vector<ResolvedRoot> roots;                ///< existing folders only
-  bool off = false;       ///< true when the persona cannot use it (see offReason)
-  std::string offReason;  ///< e.g. a roots ability given no folders (K14)
+  core::PersonaEntry entry;  ///< the persona's entry, its roots narrowed to existing folders
+  bool off = false;          ///< true when the persona cannot use it (see offReason)
+  std::string offReason;     ///< e.g. a roots ability given no folders (K14)
 };
 
 /// A persona ready for the host: its abilities with their folders, and what was skipped.

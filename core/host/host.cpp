@@ -18,8 +18,17 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// How long a roots server gets to apply the roots it fetched before it counts as ready:
+// servers fetch roots after initialize and validate them asynchronously, and a call that
+// arrives before that is judged against no folders at all.
+constexpr std::chrono::milliseconds kRootsSettle{150};
+// How long to wait for a roots server that never asks for its roots.
+constexpr std::chrono::milliseconds kRootsWait{2000};
+
 struct Connection {
   Activation activation;
+  bool rootsServed = false;             ///< the server has asked for roots at least once
+  std::function<void()> onRootsServed;  ///< a waiter for the first roots/list
   std::shared_ptr<mcp::Client> client;
   std::shared_ptr<mcp::StdioTransport> stdio;
   std::shared_ptr<std::vector<mcp::Root>> roots = std::make_shared<std::vector<mcp::Root>>();
@@ -201,7 +210,15 @@ struct Host::Impl {
     connection->client = mcp::Client::create(io, opened->transport, clientOptions);
     auto& client = *connection->client;
     if (wanted.ability.roots) {
-      client.setRootsProvider([roots = connection->roots] { return *roots; });
+      std::weak_ptr<Connection> served = connection;
+      client.setRootsProvider([this, served, roots = connection->roots] {
+        if (auto alive = served.lock()) {
+          alive->rootsServed = true;
+          // The answer is sent after this returns, so the waiter runs on a later turn.
+          if (auto waiter = std::exchange(alive->onRootsServed, nullptr)) asio::post(io, waiter);
+        }
+        return *roots;
+      });
     }
     client.setWarningHandler([this, name](const std::string& text) { warn(name + ": " + text); });
     std::weak_ptr<Connection> weak = connection;
@@ -221,7 +238,38 @@ struct Host::Impl {
         finish(std::unexpected(info.error()));
         return;
       }
-      connection->client->listTools(finish);
+      connection->client->listTools(
+          [this, connection, finish](Result<std::vector<mcp::Tool>> tools) {
+            if (!tools || !connection->activation.ability.roots) {
+              finish(std::move(tools));
+              return;
+            }
+            waitForRoots(connection, [finish, tools = std::move(*tools)] { finish(tools); });
+          });
+    });
+  }
+
+  // Runs `then` once a roots server has fetched its roots and had a moment to apply them,
+  // or after kRootsWait when it never asks.
+  void waitForRoots(const std::shared_ptr<Connection>& connection, std::function<void()> then) {
+    auto timer = std::make_shared<asio::steady_timer>(io);
+    auto settle = [timer, then] {
+      timer->expires_after(kRootsSettle);
+      timer->async_wait([timer, then](const boost::system::error_code&) { then(); });
+    };
+    if (connection->rootsServed) {
+      settle();
+      return;
+    }
+    auto fired = std::make_shared<bool>(false);
+    connection->onRootsServed = [fired, settle] {
+      if (!std::exchange(*fired, true)) settle();
+    };
+    timer->expires_after(kRootsWait);
+    timer->async_wait([fired, then, connection](const boost::system::error_code& ec) {
+      if (ec || std::exchange(*fired, true)) return;
+      connection->onRootsServed = nullptr;
+      then();
     });
   }
 

@@ -1,0 +1,165 @@
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/args.h"
+#include "cli/command.h"
+#include "cli/output.h"
+#include "cli/persona_session.h"
+#include "cli/prompt.h"
+#include "core/policy/audit_log.h"
+#include "core/policy/backup_tools.h"
+#include "core/policy/call_pipeline.h"
+#include "core/policy/terminal_approver.h"
+
+namespace kaja::cli {
+namespace {
+
+using nlohmann::json;
+namespace mcp = core::mcp;
+namespace policy = core::policy;
+
+// --yes approves; a person at a terminal is asked; otherwise every ask is declined.
+std::unique_ptr<policy::Approver> makeApprover(bool yes) {
+  if (yes) return std::make_unique<policy::AutoApprover>();
+  if (canPrompt()) {
+    if (auto terminal = policy::TerminalApprover::openTty()) return std::move(*terminal);
+  }
+  return std::make_unique<policy::DecliningApprover>();
+}
+
+void printResult(const mcp::ToolResult& result, bool asJson) {
+  if (asJson) {
+    std::printf("%s\n", result.raw.dump(2).c_str());
+    return;
+  }
+  bool printed = false;
+  for (const auto& block : result.content()) {
+    std::string type = block.value("type", "");
+    if (type == "text") {
+      std::printf("%s\n", block.value("text", "").c_str());
+    } else if (type == "image" || type == "audio") {
+      std::printf("[%s %s, %zu bytes of base64]\n", type.c_str(),
+                  block.value("mimeType", "?").c_str(), block.value("data", "").size());
+    } else if (type == "resource_link") {
+      std::printf("[link %s]\n", block.value("uri", "").c_str());
+    } else if (type == "resource" && block.contains("resource")) {
+      const json& resource = block["resource"];
+      if (resource.contains("text")) {
+        std::printf("%s\n", resource.value("text", "").c_str());
+      } else {
+        std::printf("[resource %s]\n", resource.value("uri", "").c_str());
+      }
+    } else {
+      std::printf("%s\n", block.dump().c_str());
+    }
+    printed = true;
+  }
+  if (!printed) {
+    if (auto structured = result.structuredContent())
+      std::printf("%s\n", structured->dump(2).c_str());
+  }
+}
+
+int refusedExit(const std::string& message) {
+  std::fprintf(stderr, "kaja: refused: %s\n", message.c_str());
+  return kExitRefused;
+}
+
+}  // namespace
+
+int runCall(std::span<const std::string> args) {
+  auto parsed = parseArgs(args, {"--json", "--yes"}, {"--persona"});
+  if (!parsed) {
+    printError(parsed.error());
+    return kExitUsage;
+  }
+  const auto& words = parsed->positional;
+  if (words.size() < 2 || words.size() > 3) {
+    printError("usage: kaja call [--persona P] [--yes] [--json] ABILITY TOOL [ARGS_JSON]");
+    return kExitUsage;
+  }
+  const std::string& ability = words[0];
+  const std::string& tool = words[1];
+  json arguments = json::object();
+  if (words.size() == 3) {
+    arguments = json::parse(words[2], nullptr, false);
+    if (arguments.is_discarded() || !arguments.is_object()) {
+      printError("ARGS_JSON must be a JSON object, like '{\"path\": \"~/notes/a.md\"}'");
+      return kExitUsage;
+    }
+  }
+  bool builtIn = ability == policy::kKajaAbility;
+  // kaja's own tools need no server: connect nothing for them.
+  auto session = PersonaSession::open(parsed->value("--persona"),
+                                      std::vector<std::string>{builtIn ? "" : ability});
+  if (!session) {
+    printError(session.error());
+    return exitCodeFor(session.error());
+  }
+  auto approver = makeApprover(parsed->has("--yes"));
+  policy::ApprovalSession approvals(*approver);
+  auto audit = policy::AuditLog::open(session->context.paths.dataDir);
+  if (!audit) printWarning("no audit row will be written: " + audit.error().describe());
+  const std::string& personaName = session->persona.name;
+
+  if (builtIn) {
+    std::vector<core::PersonaEntry> entries;
+    for (const auto& active : session->persona.abilities) entries.push_back(active.entry);
+    if (!policy::offersBackupTools(entries)) {
+      return refusedExit("persona \"" + personaName +
+                         "\" has no backed-up folder, so kaja serves it no tools");
+    }
+    policy::BackupTools tools(entries, core::homeDir(), session->context.paths.backupsDir,
+                              approvals);
+    auto result = tools.call(tool, arguments);
+    if (!result) {
+      if (result.error().code == core::ErrorCode::kRefused) {
+        return refusedExit(result.error().message);
+      }
+      printError(result.error());
+      return exitCodeFor(result.error());
+    }
+    printResult(*result, parsed->has("--json"));
+    return kExitOk;
+  }
+
+  const personas::ActiveAbility* active = session->active(ability);
+  if (active == nullptr) {
+    return refusedExit("persona \"" + personaName + "\" does not include " + ability +
+                       "; `kaja personas` shows what it has");
+  }
+  const core::ConnectReport* report = session->report(ability);
+  if (report == nullptr) {
+    std::string why =
+        session->skipped.empty() ? ability + " is not available" : session->skipped.front();
+    printError(why);
+    return kExitConnect;
+  }
+  if (!report->ok) {
+    printError(*report->error);
+    return kExitConnect;
+  }
+
+  policy::CallScope scope{personaName, active->ability, active->entry, core::homeDir()};
+  policy::PipelineOptions pipelineOptions;
+  pipelineOptions.backupsDir = session->context.paths.backupsDir;
+  policy::CallPipeline pipeline(pipelineOptions, approvals, audit ? &*audit : nullptr);
+  core::Host& host = *session->host;
+  auto outcome = pipeline.call(scope, report->tools, tool, arguments,
+                               [&](const std::string& name, const json& values) {
+                                 return host.callTool(ability, name, values);
+                               });
+  if (outcome.refusal) return refusedExit(outcome.refusal->message);
+  if (outcome.error) {
+    printError(*outcome.error);
+    return exitCodeFor(*outcome.error);
+  }
+  for (const auto& copy : outcome.backups) {
+    if (options().verbose) std::fprintf(stderr, "kaja: kept a copy at %s\n", copy.c_str());
+  }
+  printResult(*outcome.result, parsed->has("--json"));
+  return outcome.result->isError() ? kExitFailed : kExitOk;
+}
+
+}  // namespace kaja::cli

@@ -1,0 +1,50 @@
+#include "cli/persona_session.h"
+
+#include <algorithm>
+
+#include "cli/output.h"
+#include "personas/activation.h"
+
+namespace kaja::cli {
+
+core::Result<PersonaSession> PersonaSession::open(
+    const std::optional<std::string>& personaName,
+    const std::optional<std::vector<std::string>>& only) {
+  auto context = Context::load();
+  if (!context) return std::unexpected(context.error());
+  std::string name = personaName.value_or(personas::activePersona(context->paths.configDir));
+  auto persona = personas::resolvePersona(context->catalog, name, core::homeDir());
+  if (!persona) return std::unexpected(persona.error());
+
+  PersonaSession session{std::move(*context), std::move(*persona), nullptr, {}, {}};
+  personas::ResolvedPersona wanted = session.persona;
+  if (only) {
+    std::erase_if(wanted.abilities, [&](const personas::ActiveAbility& active) {
+      return std::find(only->begin(), only->end(), active.ability.name) == only->end();
+    });
+  }
+  core::RunnerContext runners = core::RunnerContext::fromProcess(session.context.toolDirs());
+  personas::ActivationPlan plan =
+      personas::planActivations(wanted, runners, session.context.secrets);
+  session.skipped = std::move(plan.skipped);
+  core::HostOptions hostOptions;
+  hostOptions.events.warning = [](const std::string& text) {
+    if (options().verbose) printWarning(text);
+  };
+  session.host = std::make_unique<core::Host>(hostOptions);
+  session.reports = session.host->activate(std::move(plan.activations));
+  return session;
+}
+
+const personas::ActiveAbility* PersonaSession::active(const std::string& ability) const {
+  return persona.find(ability);
+}
+
+const core::ConnectReport* PersonaSession::report(const std::string& ability) const {
+  for (const auto& report : reports) {
+    if (report.ability == ability) return &report;
+  }
+  return nullptr;
+}
+
+}  // namespace kaja::cli

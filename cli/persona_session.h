@@ -1,0 +1,35 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/context.h"
+#include "core/host/host.h"
+#include "personas/persona_resolver.h"
+
+namespace kaja::cli {
+
+/// A persona made active for one command: its abilities connected on a host.
+struct PersonaSession {
+  Context context;
+  personas::ResolvedPersona persona;
+  std::unique_ptr<core::Host> host;
+  std::vector<core::ConnectReport> reports;  ///< one per ability the host tried
+  std::vector<std::string> skipped;          ///< abilities off or left out, with why
+
+  /// Loads the config, resolves `personaName` (or the active persona) and connects its
+  /// abilities; with `only` set, just those (and none when `only` names none of them).
+  /// Failures to connect are reports, not errors.
+  static core::Result<PersonaSession> open(
+      const std::optional<std::string>& personaName,
+      const std::optional<std::vector<std::string>>& only = std::nullopt);
+
+  /// Returns the persona's entry for `ability`, or nullptr.
+  [[nodiscard]] const personas::ActiveAbility* active(const std::string& ability) const;
+  /// Returns the connect report for `ability`, or nullptr when it was not tried.
+  [[nodiscard]] const core::ConnectReport* report(const std::string& ability) const;
+};
+
+}  // namespace kaja::cli

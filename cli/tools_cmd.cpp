@@ -1,0 +1,145 @@
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/args.h"
+#include "cli/command.h"
+#include "cli/output.h"
+#include "cli/persona_session.h"
+#include "core/policy/approval.h"
+#include "core/policy/backup_tools.h"
+#include "core/policy/tool_filter.h"
+
+namespace kaja::cli {
+namespace {
+
+using nlohmann::json;
+namespace mcp = core::mcp;
+namespace policy = core::policy;
+
+/// A persona that offers more tools than this gets a warning (S5).
+constexpr size_t kManyTools = 40;
+
+struct ToolRow {
+  std::string fullName;  ///< mcp__<ability>__<tool> (S2)
+  std::string ability;
+  std::string tool;
+  bool readOnly = false;
+  size_t schemaChars = 0;
+  std::string description;
+};
+
+ToolRow makeRow(const std::string& ability, const mcp::Tool& tool, bool readOnly) {
+  return {"mcp__" + ability + "__" + tool.name,
+          ability,
+          tool.name,
+          readOnly,
+          tool.name.size() + tool.description.size() + tool.inputSchema.dump().size(),
+          tool.description};
+}
+
+// The first line of a description, on one line: third-party text never spans rows.
+std::string firstLine(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  std::replace_if(
+      line.begin(), line.end(), [](char c) { return c == '\t' || c == '\r'; }, ' ');
+  return line;
+}
+
+}  // namespace
+
+int runTools(std::span<const std::string> args) {
+  auto parsed = parseArgs(args, {"--json"}, {"--persona"});
+  if (!parsed) {
+    printError(parsed.error());
+    return kExitUsage;
+  }
+  if (!parsed->positional.empty()) {
+    printError("tools takes no arguments (see kaja tools --help)");
+    return kExitUsage;
+  }
+  auto session = PersonaSession::open(parsed->value("--persona"));
+  if (!session) {
+    printError(session.error());
+    return exitCodeFor(session.error());
+  }
+
+  std::vector<ToolRow> rows;
+  json dropped = json::array();
+  json failed = json::array();
+  for (const auto& report : session->reports) {
+    if (!report.ok) {
+      failed.push_back({{"ability", report.ability}, {"error", report.error->describe()}});
+      continue;
+    }
+    const personas::ActiveAbility* active = session->active(report.ability);
+    policy::FilteredTools filtered =
+        policy::filterTools(active->ability, &active->entry, report.tools);
+    for (const auto& tool : filtered.offered) {
+      rows.push_back(makeRow(report.ability, tool, !policy::isWritingTool(tool, active->ability)));
+    }
+    for (const auto& drop : filtered.dropped) {
+      dropped.push_back({{"ability", report.ability},
+                         {"tool", drop.name},
+                         {"rule", drop.refusal.rule},
+                         {"reason", drop.refusal.message}});
+    }
+  }
+  std::vector<core::PersonaEntry> entries;
+  for (const auto& active : session->persona.abilities) entries.push_back(active.entry);
+  if (policy::offersBackupTools(entries)) {
+    for (const auto& tool : policy::backupTools()) {
+      rows.push_back(makeRow(policy::kKajaAbility, tool, tool.readOnlyHint()));
+    }
+  }
+
+  size_t totalChars = 0;
+  for (const auto& row : rows) totalChars += row.schemaChars;
+  std::vector<std::string> warnings;
+  if (rows.size() > kManyTools) {
+    warnings.push_back("persona \"" + session->persona.name + "\" offers " +
+                       std::to_string(rows.size()) + " tools; over " + std::to_string(kManyTools) +
+                       " models choose worse and every request costs more.");
+  }
+
+  if (parsed->has("--json")) {
+    json tools = json::array();
+    for (const auto& row : rows) {
+      tools.push_back({{"name", row.fullName},
+                       {"ability", row.ability},
+                       {"tool", row.tool},
+                       {"readOnly", row.readOnly},
+                       {"schemaChars", row.schemaChars},
+                       {"schemaTokens", row.schemaChars / 4},
+                       {"description", row.description}});
+    }
+    json out = {
+        {"persona", session->persona.name}, {"tools", tools},      {"schemaChars", totalChars},
+        {"schemaTokens", totalChars / 4},   {"dropped", dropped},  {"failed", failed},
+        {"skipped", session->skipped},      {"warnings", warnings}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return kExitOk;
+  }
+
+  bool colourful = useColour(stdout);
+  Table table({"TOOL", "READ", "SCHEMA", "DESCRIPTION"});
+  for (const auto& row : rows) {
+    table.addRow({row.fullName, row.readOnly ? "ro" : "write",
+                  std::to_string(row.schemaChars / 4) + " tok",
+                  fitWidth(firstLine(row.description), 60)});
+  }
+  std::fputs(table.render(100, colourful).c_str(), stdout);
+  std::printf("\npersona %s: %zu tools, schemas ~%zu tokens\n", session->persona.name.c_str(),
+              rows.size(), totalChars / 4);
+  for (const auto& item : dropped) {
+    printWarning("mcp__" + item["ability"].get<std::string>() + "__" +
+                 item["tool"].get<std::string>() + " left out (" + item["rule"].get<std::string>() +
+                 "): " + item["reason"].get<std::string>());
+  }
+  for (const auto& item : failed) printWarning(item["error"].get<std::string>());
+  for (const auto& text : session->skipped) printWarning(text);
+  for (const auto& text : session->persona.warnings) printWarning(text);
+  for (const auto& text : warnings) printWarning(text);
+  return kExitOk;
+}
+
+}  // namespace kaja::cli

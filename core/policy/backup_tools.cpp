@@ -1,0 +1,125 @@
+#include "core/policy/backup_tools.h"
+
+#include "core/policy/backup.h"
+#include "core/policy/folder_guard.h"
+
+namespace kaja::core::policy {
+namespace {
+
+mcp::ToolResult textResult(const std::string& text) {
+  mcp::ToolResult result;
+  result.raw = {{"content", mcp::Json::array({{{"type", "text"}, {"text", text}}})}};
+  return result;
+}
+
+mcp::Tool makeTool(const std::string& name, const std::string& description, mcp::Json properties,
+                   std::vector<std::string> required, bool readOnly) {
+  mcp::Tool tool;
+  tool.name = name;
+  tool.description = description;
+  tool.inputSchema = {{"type", "object"}, {"properties", properties}, {"required", required}};
+  tool.raw = {{"name", name},
+              {"description", description},
+              {"inputSchema", tool.inputSchema},
+              {"annotations", {{"readOnlyHint", readOnly}}}};
+  return tool;
+}
+
+}  // namespace
+
+bool offersBackupTools(const std::vector<PersonaEntry>& entries) {
+  for (const auto& entry : entries) {
+    for (const auto& root : entry.roots) {
+      if (root.backup) return true;
+    }
+  }
+  return false;
+}
+
+std::vector<mcp::Tool> backupTools() {
+  mcp::Json path = {{"type", "string"},
+                    {"description", "Absolute or ~/ path of a file in a backed-up folder."}};
+  return {
+      makeTool("list_backups",
+               "Lists the copies kaja kept of a file before calls changed it, oldest first, "
+               "each with its stamp and size.",
+               {{"path", path}}, {"path"}, true),
+      makeTool("restore_backup",
+               "Puts a kept copy of a file back in place. The user is always asked first, and "
+               "the current file is kept as a copy too, so a restore can be undone.",
+               {{"path", path},
+                {"stamp", {{"type", "string"}, {"description", "A stamp from list_backups."}}}},
+               {"path", "stamp"}, false),
+  };
+}
+
+BackupTools::BackupTools(std::vector<PersonaEntry> entries, std::string home,
+                         std::string backupsDir, ApprovalSession& approvals)
+    : entries_(std::move(entries)),
+      home_(std::move(home)),
+      backupsDir_(std::move(backupsDir)),
+      approvals_(approvals) {}
+
+Result<std::string> BackupTools::backedUpPath(const mcp::Json& arguments) const {
+  if (!arguments.is_object() || !arguments.contains("path") || !arguments["path"].is_string()) {
+    return fail(ErrorCode::kUsage, "needs a \"path\" string argument", kKajaAbility);
+  }
+  std::vector<PersonaRoot> roots;
+  for (const auto& entry : entries_) {
+    for (const auto& root : entry.roots) {
+      if (root.backup) roots.push_back(root);
+    }
+  }
+  auto guard = FolderGuard::create(roots, home_);
+  if (!guard) return std::unexpected(guard.error());
+  // The guard checks paths the way it does for any server: one argument named "path".
+  Ability self;
+  self.name = kKajaAbility;
+  self.pathArgs = {"path"};
+  auto checked = guard->check(self, {{"path", arguments["path"]}});
+  if (!checked) return std::unexpected(checked.error().toError(kKajaAbility));
+  if (checked->empty() || checked->front().folder == nullptr || !checked->front().folder->backup) {
+    return fail(ErrorCode::kRefused,
+                "\"" + arguments["path"].get<std::string>() +
+                    "\" is not in a backed-up folder of this persona",
+                kKajaAbility, std::string("rule: ") + std::string(rule::kBackup));
+  }
+  return checked->front().resolved;
+}
+
+Result<mcp::ToolResult> BackupTools::call(const std::string& tool, const mcp::Json& arguments) {
+  BackupStore store(backupsDir_);
+  if (tool == "list_backups") {
+    auto path = backedUpPath(arguments);
+    if (!path) return std::unexpected(path.error());
+    auto copies = store.listBackups(*path);
+    if (!copies) return std::unexpected(copies.error());
+    if (copies->empty()) return textResult("No copies of " + *path + " have been kept.");
+    std::string text = "Copies of " + *path + ", oldest first:\n";
+    for (const auto& copy : *copies) {
+      text += copy.stamp + "  " + std::to_string(copy.size) + " bytes\n";
+    }
+    return textResult(text);
+  }
+  if (tool == "restore_backup") {
+    auto path = backedUpPath(arguments);
+    if (!path) return std::unexpected(path.error());
+    if (!arguments.contains("stamp") || !arguments["stamp"].is_string()) {
+      return fail(ErrorCode::kUsage, "needs a \"stamp\" string argument from list_backups",
+                  kKajaAbility);
+    }
+    ApprovalPolicy always{ApprovalMode::kAlways, {}};
+    ApprovalOutcome approval =
+        approvals_.decide(always, ApprovalRequest{kKajaAbility, tool, arguments, true, false});
+    if (!approval.allowed()) return std::unexpected(approval.refusal->toError(kKajaAbility));
+    std::string stamp = arguments["stamp"].get<std::string>();
+    if (auto restored = store.restoreBackup(*path, stamp); !restored) {
+      return std::unexpected(restored.error());
+    }
+    return textResult("Restored " + *path + " from the copy " + stamp +
+                      "; the file it replaced was kept as a copy too.");
+  }
+  return fail(ErrorCode::kNotFound, "kaja has no tool named \"" + tool + "\"", kKajaAbility);
+}
+
+}  // namespace kaja::core::policy

@@ -1,0 +1,71 @@
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/manifest/ability.h"
+#include "core/manifest/persona.h"
+#include "core/mcp/types.h"
+#include "core/policy/approval.h"
+#include "core/policy/audit_log.h"
+#include "core/policy/output_guard.h"
+#include "core/policy/refusal.h"
+#include "core/policy/tool_filter.h"
+
+namespace kaja::core::policy {
+
+/// What one persona gives one ability: the ability, its persona entry (tools narrowing and
+/// the folders that exist) and whose home `~` means.
+struct CallScope {
+  std::string persona;
+  Ability ability;
+  PersonaEntry entry;
+  std::string home;
+};
+
+/// Settings shared by every call.
+struct PipelineOptions {
+  std::string backupsDir;
+  OutputLimits limits;
+  std::vector<std::string> confirmList;  ///< tools that never run without a person (U4)
+};
+
+/// Sends the call to the server once every step before it allowed it.
+using CallFunction =
+    std::function<Result<mcp::ToolResult>(const std::string& tool, const mcp::Json& arguments)>;
+
+/// How one call ended.
+struct CallOutcome {
+  AuditDecision decision = AuditDecision::kAllowed;
+  std::optional<mcp::ToolResult> result;  ///< when the call ran (it may still be isError)
+  std::optional<Refusal> refusal;         ///< when a rule or the approver said no
+  std::optional<Error> error;             ///< when the server or transport failed
+  OutputReport output;
+  std::vector<std::string> backups;  ///< copies made before the call
+};
+
+/// Every tool call, in one order: filter → approval decision → folder check (refusing
+/// before anyone is asked, K15) → asking the approver → backup → the call → output guard
+/// → audit. Each refusal names its rule in one sentence.
+class CallPipeline {
+ public:
+  /// `approvals` and `audit` (may be null) must outlive the pipeline.
+  CallPipeline(PipelineOptions options, ApprovalSession& approvals, AuditLog* audit);
+
+  /// Runs `tool` with `arguments` for `scope`; `serverTools` is what the server listed.
+  CallOutcome call(const CallScope& scope, const std::vector<mcp::Tool>& serverTools,
+                   const std::string& tool, const mcp::Json& arguments, const CallFunction& send);
+
+ private:
+  CallOutcome run(const CallScope& scope, const std::vector<mcp::Tool>& serverTools,
+                  const std::string& tool, const mcp::Json& arguments, const CallFunction& send);
+
+  PipelineOptions options_;
+  ApprovalSession& approvals_;
+  AuditLog* audit_;
+};
+
+}  // namespace kaja::core::policy
