@@ -101,9 +101,11 @@ void Client::connect(std::function<void(Result<ServerInfo>)> done) {
     auto self = weak.lock();
     if (ec || !self || !*once) return;
     auto callback = std::exchange(*once, nullptr);
-    callback(std::unexpected(self->makeError(
-        ErrorCode::kTimeout, self->describe() + " did not finish connecting within " +
-                                 formatDuration(self->options_.connectTimeout) + ".")));
+    Error error = self->makeError(ErrorCode::kTimeout,
+                                  self->describe() + " did not finish connecting within " +
+                                      formatDuration(self->options_.connectTimeout) + ".");
+    error.detail = self->transport_->diagnostics();
+    callback(std::unexpected(std::move(error)));
     self->transport_->close();
   });
 
@@ -211,9 +213,10 @@ void Client::onTimeout(std::int64_t id) {
   const std::string waited = formatDuration(pending.timeout);
   notify("notifications/cancelled",
          {{"requestId", id}, {"reason", "kaja stopped waiting after " + waited}});
-  pending.done(std::unexpected(
-      makeError(ErrorCode::kTimeout, describe() + " did not answer " + pending.label + " within " +
-                                         waited + "; kaja cancelled it.")));
+  Error error = makeError(ErrorCode::kTimeout, describe() + " did not answer " + pending.label +
+                                                   " within " + waited + "; kaja cancelled it.");
+  error.detail = transport_->diagnostics();
+  pending.done(std::unexpected(std::move(error)));
 }
 
 bool Client::cancel(std::int64_t requestId, const std::string& reason) {

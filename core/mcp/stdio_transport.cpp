@@ -24,6 +24,7 @@ constexpr std::size_t kWarnedNonJsonLines = 5;
 std::string formatBytes(std::size_t bytes) {
   constexpr std::size_t kMegabyte = std::size_t{1024} * 1024;
   if (bytes % kMegabyte == 0) return std::to_string(bytes / kMegabyte) + " MB";
+  if (bytes % 1024 == 0) return std::to_string(bytes / 1024) + " KB";
   return std::to_string(bytes) + " bytes";
 }
 
@@ -344,14 +345,18 @@ void StdioTransport::finish() {
   if (onClosed) onClosed(error);
 }
 
+std::string StdioTransport::diagnostics() const {
+  if (stderrTail_.totalBytes() == 0) return {};
+  return "stderr (last " + formatBytes(options_.stderrTailBytes) + "):\n" + stderrTail_.tail();
+}
+
 Error StdioTransport::closingError(const ExitStatus& status) const {
   const std::string lastLine = clip(stderrTail_.lastLine(), 300);
   const std::string stderrNote =
       lastLine.empty() ? "" : " (its last stderr line: \"" + lastLine + "\")";
   std::string detail = "The server " + status.describe() + ".";
-  if (stderrTail_.totalBytes() > 0) {
-    detail += "\nstderr (last " + std::to_string(options_.stderrTailBytes / 1024) + " KB):\n" +
-              stderrTail_.tail();
+  if (const std::string stderrText = diagnostics(); !stderrText.empty()) {
+    detail += "\n" + stderrText;
   }
   if (closeRequested_) {
     return Error{ErrorCode::kConnect, describe() + " was closed.", options_.serverName, detail};

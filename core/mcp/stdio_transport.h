@@ -60,6 +60,8 @@ class StdioTransport final : public Transport, public std::enable_shared_from_th
   [[nodiscard]] pid_t pid() const { return pid_; }
   /// Returns the last bytes the child wrote to stderr.
   [[nodiscard]] std::string stderrTail() const { return stderrTail_.tail(); }
+  /// Returns "stderr (last …):" and the tail, or "" when the child wrote nothing there.
+  [[nodiscard]] std::string diagnostics() const override;
 
  private:
   StdioTransport(boost::asio::io_context& io, std::unique_ptr<ChildProcess> child,

@@ -45,6 +45,10 @@ class Transport {
   /// Returns the server's name, as used in Error::context ("filesystem").
   [[nodiscard]] virtual std::string name() const = 0;
 
+  /// Returns recent text that helps explain a silent server (stdio: the stderr tail), for
+  /// the detail of timeout errors. Empty when there is none.
+  [[nodiscard]] virtual std::string diagnostics() const { return {}; }
+
   /// Returns a short name for errors, such as "server 'filesystem'".
   [[nodiscard]] virtual std::string describe() const = 0;
 };

@@ -207,7 +207,10 @@ void handleCall(const Json& id, const Json& params) {
 }
 
 void handleInitialize(const Json& id, const Json& params) {
-  if (mode == "hang-init") return;
+  if (mode == "hang-init") {
+    std::cerr << "fault server: not answering initialize" << std::endl;
+    return;
+  }
   clientCapabilities = params.value("capabilities", Json::object());
   if (mode == "notify-before-init") {
     send({{"jsonrpc", "2.0"},

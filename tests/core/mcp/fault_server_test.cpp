@@ -147,7 +147,8 @@ TEST(FaultServerTest, StderrFloodIsBoundedAndItsTailReported) {
   ASSERT_FALSE(result);
   EXPECT_TRUE(contains(result.error().message, "exited with status 4")) << result.error().message;
   EXPECT_TRUE(contains(result.error().message, "the last line of the flood"))
-      << result.error().message << "\n" << result.error().detail.substr(0, 300);
+      << result.error().message << "\n"
+      << result.error().detail.substr(0, 300);
   EXPECT_LT(result.error().detail.size(), 70u * 1024);
   EXPECT_TRUE(contains(result.error().detail, "the last line of the flood"));
 }
@@ -185,6 +186,8 @@ TEST(FaultServerTest, SilentInitializeTimesOut) {
   ASSERT_FALSE(info);
   EXPECT_EQ(info.error().code, ErrorCode::kTimeout);
   EXPECT_TRUE(contains(info.error().message, "within 400 ms")) << info.error().message;
+  EXPECT_TRUE(contains(info.error().detail, "fault server: not answering initialize"))
+      << info.error().detail;
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
 }
 
