@@ -11,6 +11,7 @@
 #include "core/policy/backup_tools.h"
 #include "core/policy/call_pipeline.h"
 #include "core/policy/terminal_approver.h"
+#include "core/policy/tool_filter.h"
 
 namespace kaja::cli {
 namespace {
@@ -146,7 +147,8 @@ int runCall(std::span<const std::string> args) {
   pipelineOptions.backupsDir = session->context.paths.backupsDir;
   policy::CallPipeline pipeline(pipelineOptions, approvals, audit ? &*audit : nullptr);
   core::Host& host = *session->host;
-  auto outcome = pipeline.call(scope, report->tools, tool, arguments,
+  policy::FilteredTools offered = policy::filterTools(scope.ability, &scope.entry, report->tools);
+  auto outcome = pipeline.call(scope, offered, tool, arguments,
                                [&](const std::string& name, const json& values) {
                                  return host.callTool(ability, name, values);
                                });

@@ -32,11 +32,11 @@ size_t resultBytes(const mcp::ToolResult& result) { return result.raw.dump().siz
 CallPipeline::CallPipeline(PipelineOptions options, ApprovalSession& approvals, AuditLog* audit)
     : options_(std::move(options)), approvals_(approvals), audit_(audit) {}
 
-CallOutcome CallPipeline::call(const CallScope& scope, const std::vector<mcp::Tool>& serverTools,
+CallOutcome CallPipeline::call(const CallScope& scope, const FilteredTools& offered,
                                const std::string& tool, const mcp::Json& arguments,
                                const CallFunction& send) {
   auto started = std::chrono::steady_clock::now();
-  CallOutcome outcome = run(scope, serverTools, tool, arguments, send);
+  CallOutcome outcome = run(scope, offered, tool, arguments, send);
   if (audit_ != nullptr) {
     AuditRecord record;
     record.time = std::chrono::system_clock::now();
@@ -61,11 +61,10 @@ CallOutcome CallPipeline::call(const CallScope& scope, const std::vector<mcp::To
   return outcome;
 }
 
-CallOutcome CallPipeline::run(const CallScope& scope, const std::vector<mcp::Tool>& serverTools,
+CallOutcome CallPipeline::run(const CallScope& scope, const FilteredTools& filtered,
                               const std::string& tool, const mcp::Json& arguments,
                               const CallFunction& send) {
   // 1. Filter: the persona sees only what the allow-lists and the scanner let through.
-  FilteredTools filtered = filterTools(scope.ability, &scope.entry, serverTools);
   const mcp::Tool* offered = nullptr;
   for (const auto& candidate : filtered.offered) {
     if (candidate.name == tool) offered = &candidate;

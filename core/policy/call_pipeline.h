@@ -47,21 +47,23 @@ struct CallOutcome {
   std::vector<std::string> backups;  ///< copies made before the call
 };
 
-/// Every tool call, in one order: filter → approval decision → folder check (refusing
-/// before anyone is asked, K15) → asking the approver → backup → the call → output guard
+/// Every tool call, in one order: filter (its result passed in) → approval decision → folder check
+/// (refusing before anyone is asked, K15) → asking the approver → backup → the call → output guard
 /// → audit. Each refusal names its rule in one sentence.
 class CallPipeline {
  public:
   /// `approvals` and `audit` (may be null) must outlive the pipeline.
   CallPipeline(PipelineOptions options, ApprovalSession& approvals, AuditLog* audit);
 
-  /// Runs `tool` with `arguments` for `scope`; `serverTools` is what the server listed.
-  CallOutcome call(const CallScope& scope, const std::vector<mcp::Tool>& serverTools,
-                   const std::string& tool, const mcp::Json& arguments, const CallFunction& send);
+  /// Runs `tool` with `arguments` for `scope`. `offered` is the filter step's result for
+  /// this scope (filterTools over what the server listed), computed once per tools/list
+  /// rather than per call, since the injection scan is the costliest step.
+  CallOutcome call(const CallScope& scope, const FilteredTools& offered, const std::string& tool,
+                   const mcp::Json& arguments, const CallFunction& send);
 
  private:
-  CallOutcome run(const CallScope& scope, const std::vector<mcp::Tool>& serverTools,
-                  const std::string& tool, const mcp::Json& arguments, const CallFunction& send);
+  CallOutcome run(const CallScope& scope, const FilteredTools& offered, const std::string& tool,
+                  const mcp::Json& arguments, const CallFunction& send);
 
   PipelineOptions options_;
   ApprovalSession& approvals_;

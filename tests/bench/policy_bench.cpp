@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "core/mcp/blocking_client.h"
 #include "core/policy/approval.h"
 #include "core/policy/audit_log.h"
 #include "core/policy/folder_guard.h"
@@ -165,6 +166,34 @@ int main(int argc, char** argv) {
   double withFilterNs =
       time(n, [&] { return filterStep() && approvalStep() && folderStep() && auditStep(); });
 
+  // The yardstick: a stdio round trip to the real server-filesystem, same machine, same
+  // run, for a read (the cheapest call) and for the write the pipeline steps above check.
+  double readTripNs = 0;
+  double writeTripNs = 0;
+  {
+    LaunchPlan plan;
+    plan.argv = {
+        "/usr/bin/node",
+        std::string(KAJA_SOURCE_DIR) +
+            "/tests/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
+        home + "/notes"};
+    plan.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin", false}, {"HOME", home, false}};
+    mcp::BlockingClient client;
+    if (auto connected = client.connect(plan); !connected) {
+      std::fprintf(stderr, "policy_bench: server-filesystem: %s\n",
+                   connected.error().describe().c_str());
+      return 1;
+    }
+    long trips = std::min<long>(n, 2000);
+    mcp::Json readArgs = {{"path", home + "/notes/sub/file.md"}};
+    mcp::Json writeArgs = {{"path", home + "/notes/sub/file.md"}, {"content", "new text"}};
+    for (int i = 0; i < 50; ++i) (void)client.callTool("read_text_file", readArgs);
+    readTripNs =
+        time(trips, [&] { return client.callTool("read_text_file", readArgs).has_value(); });
+    writeTripNs = time(trips, [&] { return client.callTool("write_file", writeArgs).has_value(); });
+    client.close();
+  }
+
   std::printf("policy_bench: %ld iterations, %zu tools, audit file in %s\n", n, tools.size(),
               root.c_str());
   std::printf("  %-40s %12.0f ns\n", "filter (14 tools, with T7 scan)", filterNs);
@@ -173,10 +202,16 @@ int main(int argc, char** argv) {
   std::printf("  %-40s %12.0f ns\n", "audit write (one write())", auditNs);
   std::printf("  %-40s %12.0f ns\n", "per call: approval + folder + audit", perCallNs);
   std::printf("  %-40s %12.0f ns\n", "per call with filter", withFilterNs);
+  std::printf("  %-40s %12.0f ns\n", "server-filesystem round trip, read", readTripNs);
+  std::printf("  %-40s %12.0f ns\n", "server-filesystem round trip, write", writeTripNs);
+  std::printf("  pipeline per call / read round trip:  %5.1f%%  (target < 5%%)\n",
+              100.0 * perCallNs / readTripNs);
+  std::printf("  pipeline per call / write round trip: %5.1f%%\n", 100.0 * perCallNs / writeTripNs);
   mcp::Json line = {
-      {"bench", "policy"},    {"iterations", n},          {"tools", tools.size()},
-      {"filterNs", filterNs}, {"approvalNs", approvalNs}, {"folderNs", folderNs},
-      {"auditNs", auditNs},   {"perCallNs", perCallNs},   {"withFilterNs", withFilterNs}};
+      {"bench", "policy"},        {"iterations", n},           {"tools", tools.size()},
+      {"filterNs", filterNs},     {"approvalNs", approvalNs},  {"folderNs", folderNs},
+      {"auditNs", auditNs},       {"perCallNs", perCallNs},    {"withFilterNs", withFilterNs},
+      {"readTripNs", readTripNs}, {"writeTripNs", writeTripNs}};
   std::printf("%s\n", line.dump().c_str());
   fs::remove_all(root, ec);
   return 0;
