@@ -173,7 +173,8 @@ std::int64_t Client::request(const std::string& method, Json params,
 
 std::int64_t Client::startRequest(const std::string& method, std::string label, Json params,
                                   std::chrono::milliseconds timeout, ResultCallback done,
-                                  std::function<void(const Progress&)> onProgress) {
+                                  std::function<void(const Progress&)> onProgress,
+                                  bool resetTimeoutOnProgress) {
   const std::int64_t id = ids_.next();
   if (!transport_->isOpen()) {
     postFailure(std::move(done), closedError_
@@ -188,15 +189,21 @@ std::int64_t Client::startRequest(const std::string& method, std::string label, 
   Pending pending{method,          std::move(label),
                   std::move(done), std::move(onProgress),
                   nullptr,         timeout.count() == 0 ? options_.requestTimeout : timeout};
-  if (pending.timeout.count() > 0) {
-    pending.timer = std::make_unique<asio::steady_timer>(io_, pending.timeout);
-    pending.timer->async_wait([weak = weak_from_this(), id](const boost::system::error_code& ec) {
-      if (auto self = weak.lock(); self && !ec) self->onTimeout(id);
-    });
-  }
+  pending.resetTimeoutOnProgress = resetTimeoutOnProgress;
+  armTimer(id, pending);
   pending_.emplace(id, std::move(pending));
   transport_->send(Request{id, method, std::move(params)});
   return id;
+}
+
+void Client::armTimer(std::int64_t id, Pending& pending) {
+  if (pending.timeout.count() <= 0) return;
+  if (!pending.timer) pending.timer = std::make_unique<asio::steady_timer>(io_);
+  // Re-arming cancels the previous wait; its handler sees operation_aborted and returns.
+  pending.timer->expires_after(pending.timeout);
+  pending.timer->async_wait([weak = weak_from_this(), id](const boost::system::error_code& ec) {
+    if (auto self = weak.lock(); self && !ec) self->onTimeout(id);
+  });
 }
 
 void Client::postFailure(ResultCallback done, Error error) {
@@ -266,7 +273,8 @@ std::int64_t Client::callTool(const std::string& name, Json arguments, CallOptio
     return request("tools/call", std::move(params), options.timeout, std::move(onResult));
   }
   return startRequest("tools/call", "tools/call '" + name + "'", std::move(params), options.timeout,
-                      std::move(onResult), std::move(options.onProgress));
+                      std::move(onResult), std::move(options.onProgress),
+                      options.resetTimeoutOnProgress);
 }
 
 void Client::listTools(std::function<void(Result<std::vector<Tool>>)> done) {

@@ -29,6 +29,9 @@ struct CallOptions {
   std::chrono::milliseconds timeout{0};  ///< 0: the client's requestTimeout
   /// Called on each notifications/progress for this call; asks the server for progress.
   std::function<void(const Progress&)> onProgress;
+  /// Restart the timeout on each progress update, so a long call that keeps reporting
+  /// is not cut off (the spec's resetTimeoutOnProgress).
+  bool resetTimeoutOnProgress = false;
 };
 
 /// An MCP client over any Transport: the initialize handshake, tools, ping, progress,
@@ -123,13 +126,16 @@ class Client : public std::enable_shared_from_this<Client> {
     std::function<void(const Progress&)> onProgress;
     std::unique_ptr<boost::asio::steady_timer> timer;
     std::chrono::milliseconds timeout{0};
+    bool resetTimeoutOnProgress = false;
   };
 
   Client(boost::asio::io_context& io, std::shared_ptr<Transport> transport, ClientOptions options);
 
   std::int64_t startRequest(const std::string& method, std::string label, Json params,
                             std::chrono::milliseconds timeout, ResultCallback done,
-                            std::function<void(const Progress&)> onProgress);
+                            std::function<void(const Progress&)> onProgress,
+                            bool resetTimeoutOnProgress = false);
+  void armTimer(std::int64_t id, Pending& pending);
   void onMessage(Message message);
   void onResponse(const Response& response);
   void onServerRequest(const Request& request);

@@ -77,6 +77,27 @@ TEST_F(EverythingServerTest, DeliversProgress) {
   EXPECT_EQ(updates.back().total, 3);
 }
 
+TEST_F(EverythingServerTest, ProgressCanKeepALongCallAlive) {
+  boost::asio::io_context io;
+  auto transport = StdioTransport::spawn(io, everythingPlan(), named("everything"));
+  ASSERT_TRUE(transport);
+  auto client = Client::create(io, *transport);
+  bool connected = false;
+  client->connect([&](Result<ServerInfo> info) { connected = info.has_value(); });
+  ASSERT_TRUE(runUntil(io, [&] { return connected; }));
+  // 1.5 s in total with an update every 0.3 s: a 1 s timeout only holds if progress resets it.
+  std::optional<Result<ToolResult>> outcome;
+  CallOptions options{1s, [](const Progress&) {}, true};
+  client->callTool("trigger-long-running-operation", {{"duration", 1.5}, {"steps", 5}}, options,
+                   [&](Result<ToolResult> result) { outcome = std::move(result); });
+  ASSERT_TRUE(runUntil(
+      io, [&] { return outcome.has_value(); }, 10s));
+  EXPECT_TRUE(*outcome) << outcome->error().message;
+  bool closed = false;
+  client->close([&] { closed = true; });
+  ASSERT_TRUE(runUntil(io, [&] { return closed; }));
+}
+
 TEST_F(EverythingServerTest, TimeoutCancelsAndTheConnectionLivesOn) {
   BlockingClient client;
   ASSERT_TRUE(client.connect(everythingPlan(), named("everything")));

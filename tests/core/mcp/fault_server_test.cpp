@@ -86,6 +86,37 @@ TEST(FaultServerTest, CrashMidCallReportsStatusAndStderr) {
   EXPECT_LT(took, 3s);
 }
 
+TEST(FaultServerTest, ExitFailsEveryPendingCallAtOnceAndLaterCallsToo) {
+  boost::asio::io_context io;
+  auto transport = StdioTransport::spawn(io, faultPlan(), named());
+  ASSERT_TRUE(transport);
+  auto client = Client::create(io, *transport);
+  bool connected = false;
+  client->connect([&](Result<ServerInfo> info) { connected = info.has_value(); });
+  ASSERT_TRUE(runUntil(io, [&] { return connected; }));
+  std::vector<Error> errors;
+  for (const char* tool : {"hang", "hang", "hang", "crash"}) {
+    client->callTool(tool, Json::object(), CallOptions{30s}, [&](Result<ToolResult> result) {
+      ASSERT_FALSE(result);
+      errors.push_back(result.error());
+    });
+  }
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(runUntil(
+      io, [&] { return errors.size() == 4; }, 5s));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  for (const auto& error : errors) {
+    EXPECT_TRUE(contains(error.message, "exited with status 3")) << error.message;
+  }
+  EXPECT_FALSE(client->isReady());
+  std::optional<Result<ToolResult>> later;
+  client->callTool("echo", Json::object(), {}, [&](Result<ToolResult> result) { later = result; });
+  ASSERT_TRUE(runUntil(
+      io, [&] { return later.has_value(); }, 1s));
+  ASSERT_FALSE(*later);
+  EXPECT_TRUE(contains(later->error().message, "exited with status 3")) << later->error().message;
+}
+
 TEST(FaultServerTest, SignalDeathIsNamed) {
   auto [result, took] = callOnce("normal", "abort");
   ASSERT_FALSE(result);
