@@ -243,6 +243,8 @@ int runDoctor(std::span<const std::string> args) {
     return kExitUsage;
   }
   core::HostOptions hostOptions;
+  // Doctor only checks servers; it need not wait long for them to wind down.
+  hostOptions.closeGrace = std::chrono::milliseconds(300);
   if (auto timeout = parsed->value("--timeout")) {
     char* end = nullptr;
     double seconds = std::strtod(timeout->c_str(), &end);

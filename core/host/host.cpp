@@ -198,7 +198,7 @@ struct Host::Impl {
                   name));
     });
 
-    auto opened = openTransport(io, wanted.ability, wanted.resolution);
+    auto opened = openTransport(io, wanted.ability, wanted.resolution, options.closeGrace);
     if (!opened) {
       finish(std::unexpected(opened.error()));
       return;

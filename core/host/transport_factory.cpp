@@ -5,10 +5,12 @@
 namespace kaja::core {
 
 Result<OpenedTransport> openTransport(boost::asio::io_context& io, const Ability& ability,
-                                      const Resolution& resolution) {
+                                      const Resolution& resolution,
+                                      std::chrono::milliseconds closeGrace) {
   if (resolution.launch) {
     mcp::StdioOptions options;
     options.serverName = ability.name;
+    options.closeGrace = closeGrace;
     auto stdio = mcp::StdioTransport::spawn(io, *resolution.launch, options);
     if (!stdio) return std::unexpected(stdio.error());
     return OpenedTransport{*stdio, *stdio};

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <memory>
 
 #include "core/error.h"
@@ -19,8 +20,10 @@ struct OpenedTransport {
 };
 
 /// Opens the transport `resolution` describes: spawns a stdio server or prepares a remote
-/// connection. `resolution` must be on.
+/// connection. `resolution` must be on. `closeGrace` is how long a stdio server gets at each
+/// step of closing (stdin closed, then SIGTERM) before the next.
 Result<OpenedTransport> openTransport(boost::asio::io_context& io, const Ability& ability,
-                                      const Resolution& resolution);
+                                      const Resolution& resolution,
+                                      std::chrono::milliseconds closeGrace);
 
 }  // namespace kaja::core
