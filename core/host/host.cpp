@@ -1,16 +1,14 @@
 #include "core/host/host.h"
 
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <deque>
-#include <future>
 #include <map>
-#include <thread>
 
 #include "core/host/transport_factory.h"
 #include "core/mcp/client.h"
+#include "core/util/loop_thread.h"
 
 namespace kaja::core {
 namespace asio = boost::asio;
@@ -83,37 +81,13 @@ struct Host::Impl {
     std::function<void(std::vector<ConnectReport>)> done;
   };
 
-  explicit Impl(HostOptions opts) : options(std::move(opts)), work(asio::make_work_guard(io)) {
-    thread = std::thread([this] {
-      // Handlers return errors as values; a stray exception from an owner's callback must
-      // not end the loop.
-      for (;;) {
-        try {
-          io.run();
-          return;
-        } catch (...) {
-        }
-      }
-    });
-  }
-
-  ~Impl() {
-    work.reset();
-    io.stop();
-    if (thread.joinable()) thread.join();
-  }
+  explicit Impl(HostOptions opts) : options(std::move(opts)), io(loop.io()) {}
+  // The loop stops before the connections go, so no handler runs while they are destroyed.
+  ~Impl() { loop.stop(); }
 
   template <class T>
   T onLoop(std::function<void(std::function<void(T)>)> job) {
-    auto promise = std::make_shared<std::promise<T>>();
-    auto future = promise->get_future();
-    asio::post(io, [job = std::move(job), promise] {
-      auto answered = std::make_shared<bool>(false);
-      job([promise, answered](T value) {
-        if (!std::exchange(*answered, true)) promise->set_value(std::move(value));
-      });
-    });
-    return future.get();
+    return loop.call<T>(std::move(job));
   }
 
   void warn(const std::string& text) {
@@ -320,9 +294,8 @@ struct Host::Impl {
   }
 
   HostOptions options;
-  asio::io_context io;
-  asio::executor_work_guard<asio::io_context::executor_type> work;
-  std::thread thread;
+  LoopThread loop;
+  asio::io_context& io;
   std::map<std::string, std::shared_ptr<Connection>> connections;  ///< touched on `io` only
 };
 

@@ -1,10 +1,6 @@
 #include "core/mcp/blocking_client.h"
 
-#include <boost/asio/post.hpp>
-#include <future>
-
 namespace kaja::core::mcp {
-namespace asio = boost::asio;
 
 namespace {
 
@@ -14,51 +10,28 @@ Error notConnected() {
 
 }  // namespace
 
-BlockingClient::BlockingClient(ClientOptions options)
-    : options_(std::move(options)), work_(asio::make_work_guard(io_)) {
-  thread_ = std::thread([this] {
-    // Handlers do not throw (core/ returns errors as values); a stray exception from a
-    // host callback must not end the loop thread with std::terminate.
-    for (;;) {
-      try {
-        io_.run();
-        return;
-      } catch (...) {
-      }
-    }
-  });
-}
+BlockingClient::BlockingClient(ClientOptions options) : options_(std::move(options)) {}
 
 BlockingClient::~BlockingClient() {
   close();
-  work_.reset();
-  io_.stop();
-  if (thread_.joinable()) thread_.join();
+  loop_.stop();
 }
 
 template <class T>
 T BlockingClient::runOnLoop(std::function<void(std::function<void(T)>)> work) {
-  auto promise = std::make_shared<std::promise<T>>();
-  auto future = promise->get_future();
-  asio::post(io_, [work = std::move(work), promise] {
-    auto answered = std::make_shared<bool>(false);
-    work([promise, answered](T value) {
-      if (!std::exchange(*answered, true)) promise->set_value(std::move(value));
-    });
-  });
-  return future.get();
+  return loop_.call<T>(std::move(work));
 }
 
 Result<ServerInfo> BlockingClient::connect(const LaunchPlan& plan, StdioOptions stdio) {
   close();
   return runOnLoop<Result<ServerInfo>>(
       [this, &plan, stdio = std::move(stdio)](std::function<void(Result<ServerInfo>)> done) {
-        auto transport = StdioTransport::spawn(io_, plan, stdio);
+        auto transport = StdioTransport::spawn(loop_.io(), plan, stdio);
         if (!transport) {
           done(std::unexpected(transport.error()));
           return;
         }
-        client_ = Client::create(io_, std::move(*transport), options_);
+        client_ = Client::create(loop_.io(), std::move(*transport), options_);
         if (rootsProvider_) client_->setRootsProvider(rootsProvider_);
         if (warningHandler_) {
           client_->setWarningHandler(warningHandler_);

@@ -1,7 +1,5 @@
 #pragma once
 
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -13,6 +11,7 @@
 #include "core/mcp/client.h"
 #include "core/mcp/stdio_transport.h"
 #include "core/runner/launch_plan.h"
+#include "core/util/loop_thread.h"
 
 namespace kaja::core::mcp {
 
@@ -68,9 +67,7 @@ class BlockingClient {
   T runOnLoop(std::function<void(std::function<void(T)>)> work);
 
   ClientOptions options_;
-  boost::asio::io_context io_;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
-  std::thread thread_;
+  LoopThread loop_;
   std::shared_ptr<Client> client_;  // touched only on the loop thread
   std::function<std::vector<Root>()> rootsProvider_;
   std::function<void(const std::string&)> warningHandler_;
