@@ -1,0 +1,157 @@
+// A small MCP server on @modelcontextprotocol/server 2.x that speaks protocol revision
+// 2026-07-28 (stateless: server/discover, version and capabilities in each request's _meta)
+// and still serves 2025-era clients that open with initialize.
+//
+//   node stateless_server.mjs stdio   serves one connection on stdin/stdout (serveStdio)
+//   node stateless_server.mjs http    serves POST / on 127.0.0.1, an ephemeral port, and
+//                                     prints "PORT <n>" on stdout once it listens
+//
+// Tools: echo {message} -> text; add {a, b} -> text and structuredContent {sum};
+// image -> a 1x1 PNG; slow {steps, delayMs} -> progress notifications, then "done".
+
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+
+// The packages live in tests/npm/node_modules, which ESM resolution from this folder does not
+// search, so each is imported through its package.json "exports" entry for `import`.
+async function importTestPackage(name, subpath = '.') {
+  const root = new URL(`../npm/node_modules/${name}/`, import.meta.url);
+  const manifest = JSON.parse(await readFile(new URL('package.json', root), 'utf8'));
+  const entry = manifest.exports[subpath];
+  const target = typeof entry === 'string' ? entry : (entry.import?.default ?? entry.import);
+  return import(new URL(target, root));
+}
+
+const { createMcpHandler, hostHeaderValidationResponse, localhostAllowedHostnames, McpServer } =
+  await importTestPackage('@modelcontextprotocol/server');
+const { serveStdio } = await importTestPackage('@modelcontextprotocol/server', './stdio');
+const z = await importTestPackage('zod', './v4');
+
+// A 1x1 opaque red PNG.
+const kPixelPng =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
+
+function makeServer() {
+  const server = new McpServer({ name: 'kaja-stateless-test', version: '1.0.0' });
+  server.registerTool(
+    'echo',
+    { description: 'Returns its message', inputSchema: z.object({ message: z.string() }) },
+    async ({ message }) => ({ content: [{ type: 'text', text: message }] }),
+  );
+  server.registerTool(
+    'add',
+    {
+      description: 'Adds two numbers',
+      inputSchema: z.object({ a: z.number(), b: z.number() }),
+      outputSchema: z.object({ sum: z.number() }),
+    },
+    async ({ a, b }) => ({
+      content: [{ type: 'text', text: String(a + b) }],
+      structuredContent: { sum: a + b },
+    }),
+  );
+  server.registerTool('image', { description: 'Returns a 1x1 PNG' }, async () => ({
+    content: [{ type: 'image', data: kPixelPng, mimeType: 'image/png' }],
+  }));
+  server.registerTool(
+    'slow',
+    {
+      description: 'Reports progress for each step, then returns "done"',
+      inputSchema: z.object({
+        steps: z.number().int().min(1).max(20),
+        delayMs: z.number().int().min(0).max(1000),
+      }),
+    },
+    async ({ steps, delayMs }, ctx) => {
+      const token = ctx.mcpReq._meta?.progressToken;
+      for (let step = 1; step <= steps; ++step) {
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        if (token !== undefined) {
+          await ctx.mcpReq.notify({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress: step, total: steps },
+          });
+        }
+      }
+      return { content: [{ type: 'text', text: 'done' }] };
+    },
+  );
+  return server;
+}
+
+function serveOnStdio() {
+  serveStdio(makeServer, { onerror: (error) => process.stderr.write(`${error.message}\n`) });
+}
+
+// Node's http module speaks IncomingMessage/ServerResponse; the SDK's handler speaks the web
+// Request/Response, so each exchange is converted both ways here (no extra package needed).
+async function toWebRequest(req, port) {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (Array.isArray(value)) value.forEach((item) => headers.append(name, item));
+    else if (value !== undefined) headers.set(name, value);
+  }
+  const hasBody = req.method !== 'GET' && req.method !== 'HEAD' && chunks.length > 0;
+  return new Request(`http://127.0.0.1:${port}${req.url}`, {
+    method: req.method,
+    headers,
+    body: hasBody ? Buffer.concat(chunks) : undefined,
+  });
+}
+
+async function writeWebResponse(response, res) {
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  res.on('close', () => reader.cancel().catch(() => {}));
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    res.write(value);
+  }
+  res.end();
+}
+
+function serveOnHttp() {
+  const handler = createMcpHandler(makeServer, {
+    onerror: (error) => process.stderr.write(`${error.message}\n`),
+  });
+  const server = http.createServer(async (req, res) => {
+    try {
+      const request = await toWebRequest(req, server.address().port);
+      const rejected = hostHeaderValidationResponse(request, localhostAllowedHostnames());
+      await writeWebResponse(rejected ?? (await handler.fetch(request)), res);
+    } catch (error) {
+      process.stderr.write(`request failed: ${error.message}\n`);
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    }
+  });
+  server.listen(0, '127.0.0.1', () => {
+    process.stdout.write(`PORT ${server.address().port}\n`);
+  });
+  const stop = () => {
+    handler.close().finally(() => server.close(() => process.exit(0)));
+    server.closeAllConnections();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  // The test that started this server closes stdin when it is done with it.
+  process.stdin.on('end', stop);
+  process.stdin.resume();
+}
+
+const mode = process.argv[2] ?? 'stdio';
+if (mode === 'stdio') {
+  serveOnStdio();
+} else if (mode === 'http') {
+  serveOnHttp();
+} else {
+  process.stderr.write(`usage: stateless_server.mjs stdio|http (got "${mode}")\n`);
+  process.exit(2);
+}
