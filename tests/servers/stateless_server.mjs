@@ -9,6 +9,7 @@
 // Tools: echo {message} -> text; add {a, b} -> text and structuredContent {sum};
 // image -> a 1x1 PNG; slow {steps, delayMs} -> progress notifications, then "done".
 
+import { fstatSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 
@@ -141,9 +142,12 @@ function serveOnHttp() {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  // The test that started this server closes stdin when it is done with it.
-  process.stdin.on('end', stop);
-  process.stdin.resume();
+  // A parent that holds a pipe to our stdin ends us by closing it, even if it dies before
+  // it can signal; a terminal or /dev/null stdin is left alone.
+  if (fstatSync(0).isFIFO()) {
+    process.stdin.on('end', stop);
+    process.stdin.resume();
+  }
 }
 
 const mode = process.argv[2] ?? 'stdio';
