@@ -65,19 +65,13 @@ size_t terminalWidth() {
 
 int runAbilities(std::span<const std::string> args) {
   auto parsed = parseArgs(args, {"--json"});
-  if (!parsed) {
-    printError(parsed.error());
-    return kExitUsage;
-  }
+  if (!parsed) return reportError(parsed.error());
   if (!parsed->positional.empty()) {
     printError("abilities takes no arguments (see kaja abilities --help)");
     return kExitUsage;
   }
   auto context = Context::load();
-  if (!context) {
-    printError(context.error());
-    return exitCodeFor(context.error());
-  }
+  if (!context) return reportError(context.error());
   core::RunnerContext runners = core::RunnerContext::fromProcess(context->toolDirs());
   std::vector<Row> rows;
   for (const auto& record : context->catalog.abilities()) {

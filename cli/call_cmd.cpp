@@ -71,10 +71,7 @@ int refusedExit(const std::string& message) {
 
 int runCall(std::span<const std::string> args) {
   auto parsed = parseArgs(args, {"--json", "--yes"}, {"--persona"});
-  if (!parsed) {
-    printError(parsed.error());
-    return kExitUsage;
-  }
+  if (!parsed) return reportError(parsed.error());
   const auto& words = parsed->positional;
   if (words.size() < 2 || words.size() > 3) {
     printError("usage: kaja call [--persona P] [--yes] [--json] ABILITY TOOL [ARGS_JSON]");
@@ -94,10 +91,7 @@ int runCall(std::span<const std::string> args) {
   // kaja's own tools need no server: connect nothing for them.
   auto session = PersonaSession::open(parsed->value("--persona"),
                                       std::vector<std::string>{builtIn ? "" : ability});
-  if (!session) {
-    printError(session.error());
-    return exitCodeFor(session.error());
-  }
+  if (!session) return reportError(session.error());
   auto approver = makeApprover(parsed->has("--yes"));
   policy::ApprovalSession approvals(*approver);
   auto audit = policy::AuditLog::open(session->context.paths.dataDir);

@@ -10,19 +10,13 @@ namespace kaja::cli {
 
 int runConfig(std::span<const std::string> args) {
   auto parsed = parseArgs(args, {"--json"});
-  if (!parsed) {
-    printError(parsed.error());
-    return kExitUsage;
-  }
+  if (!parsed) return reportError(parsed.error());
   if (parsed->positional.size() != 1 || parsed->positional[0] != "paths") {
     printError("usage: kaja config paths [--json]");
     return kExitUsage;
   }
   auto paths = core::Paths::fromEnvironment();
-  if (!paths) {
-    printError(paths.error());
-    return exitCodeFor(paths.error());
-  }
+  if (!paths) return reportError(paths.error());
   std::vector<std::pair<std::string, std::string>> entries = {
       {"config", paths->configDir},
       {"data", paths->dataDir},

@@ -238,10 +238,7 @@ void offerKeys(Context& context, const std::vector<DoctorRow>& rows) {
 
 int runDoctor(std::span<const std::string> args) {
   auto parsed = parseArgs(args, {"--json"}, {"--timeout"});
-  if (!parsed) {
-    printError(parsed.error());
-    return kExitUsage;
-  }
+  if (!parsed) return reportError(parsed.error());
   core::HostOptions hostOptions;
   // Doctor only checks servers; it need not wait long for them to wind down.
   hostOptions.closeGrace = std::chrono::milliseconds(300);
@@ -255,10 +252,7 @@ int runDoctor(std::span<const std::string> args) {
     hostOptions.connectTimeout = std::chrono::milliseconds(static_cast<long>(seconds * 1000));
   }
   auto context = Context::load();
-  if (!context) {
-    printError(context.error());
-    return exitCodeFor(context.error());
-  }
+  if (!context) return reportError(context.error());
   for (const auto& name : parsed->positional) {
     if (context->catalog.findAbilityRecord(name) == nullptr) {
       printError("there is no ability named \"" + name + "\"; `kaja abilities` lists them");

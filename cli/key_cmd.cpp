@@ -75,10 +75,7 @@ int keyList(const Context& context, bool asJson) {
 
 int runKey(std::span<const std::string> args) {
   auto parsed = parseArgs(args, {"--json"});
-  if (!parsed) {
-    printError(parsed.error());
-    return kExitUsage;
-  }
+  if (!parsed) return reportError(parsed.error());
   const auto& words = parsed->positional;
   bool list = words.size() == 1 && words[0] == "list";
   bool change = words.size() == 2 && (words[0] == "set" || words[0] == "rm");
@@ -91,10 +88,7 @@ int runKey(std::span<const std::string> args) {
     return kExitUsage;
   }
   auto context = Context::load();
-  if (!context) {
-    printError(context.error());
-    return exitCodeFor(context.error());
-  }
+  if (!context) return reportError(context.error());
   if (list) return keyList(*context, parsed->has("--json"));
   return words[0] == "set" ? keySet(*context, words[1]) : keyRemove(*context, words[1]);
 }

@@ -126,6 +126,11 @@ std::string Table::render(size_t width, bool colourHeader) const {
   return out;
 }
 
+int reportError(const core::Error& error) {
+  printError(error);
+  return exitCodeFor(error);
+}
+
 int exitCodeFor(const core::Error& error) {
   switch (error.code) {
     case core::ErrorCode::kInvalidConfig:

@@ -54,4 +54,7 @@ class Table {
 /// Returns the exit code for an error from core.
 int exitCodeFor(const core::Error& error);
 
+/// Prints `error` as one `kaja: error: …` line and returns its exit code.
+int reportError(const core::Error& error);
+
 }  // namespace kaja::cli

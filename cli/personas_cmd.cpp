@@ -85,10 +85,7 @@ int listPersonas(const Context& context, bool asJson) {
 
 int usePersona(const Context& context, const std::string& name) {
   auto resolved = personas::resolvePersona(context.catalog, name, core::homeDir());
-  if (!resolved) {
-    printError(resolved.error());
-    return kExitUsage;
-  }
+  if (!resolved) return reportError(resolved.error());
   if (auto saved = personas::setActivePersona(context.paths.configDir, name); !saved) {
     printError(saved.error());
     return kExitFailed;
@@ -105,28 +102,19 @@ int usePersona(const Context& context, const std::string& name) {
 
 int runPersonas(std::span<const std::string> args) {
   auto parsed = parseArgs(args, {"--json"});
-  if (!parsed) {
-    printError(parsed.error());
-    return kExitUsage;
-  }
+  if (!parsed) return reportError(parsed.error());
   if (!parsed->positional.empty()) {
     printError("personas takes no arguments; to switch, run `kaja persona use NAME`");
     return kExitUsage;
   }
   auto context = Context::load();
-  if (!context) {
-    printError(context.error());
-    return exitCodeFor(context.error());
-  }
+  if (!context) return reportError(context.error());
   return listPersonas(*context, parsed->has("--json"));
 }
 
 int runPersona(std::span<const std::string> args) {
   auto parsed = parseArgs(args, {});
-  if (!parsed) {
-    printError(parsed.error());
-    return kExitUsage;
-  }
+  if (!parsed) return reportError(parsed.error());
   const auto& words = parsed->positional;
   if (words.size() != 2 || words[0] != "use") {
     printError("usage: kaja persona use NAME");
@@ -137,10 +125,7 @@ int runPersona(std::span<const std::string> args) {
     return kExitUsage;
   }
   auto context = Context::load();
-  if (!context) {
-    printError(context.error());
-    return exitCodeFor(context.error());
-  }
+  if (!context) return reportError(context.error());
   return usePersona(*context, words[1]);
 }
 

@@ -49,19 +49,13 @@ std::string firstLine(const std::string& text) {
 
 int runTools(std::span<const std::string> args) {
   auto parsed = parseArgs(args, {"--json"}, {"--persona"});
-  if (!parsed) {
-    printError(parsed.error());
-    return kExitUsage;
-  }
+  if (!parsed) return reportError(parsed.error());
   if (!parsed->positional.empty()) {
     printError("tools takes no arguments (see kaja tools --help)");
     return kExitUsage;
   }
   auto session = PersonaSession::open(parsed->value("--persona"));
-  if (!session) {
-    printError(session.error());
-    return exitCodeFor(session.error());
-  }
+  if (!session) return reportError(session.error());
 
   std::vector<ToolRow> rows;
   json dropped = json::array();
