@@ -1,5 +1,6 @@
 #include "core/mcp/client.h"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 
 namespace kaja::core::mcp {
@@ -29,7 +30,11 @@ std::shared_ptr<Client> Client::create(asio::io_context& io, std::shared_ptr<Tra
 }
 
 Client::Client(asio::io_context& io, std::shared_ptr<Transport> transport, ClientOptions options)
-    : io_(io), transport_(std::move(transport)), options_(std::move(options)), connectTimer_(io) {}
+    : io_(io),
+      transport_(std::move(transport)),
+      options_(std::move(options)),
+      connectTimer_(io),
+      deadlineTimer_(io) {}
 
 Client::~Client() {
   // The transport outlives us while its work is pending; its handlers hold only weak
@@ -174,7 +179,7 @@ std::int64_t Client::request(const std::string& method, Json params,
 std::int64_t Client::startRequest(const std::string& method, std::string label, Json params,
                                   std::chrono::milliseconds timeout, ResultCallback done,
                                   std::function<void(const Progress&)> onProgress,
-                                  bool resetTimeoutOnProgress) {
+                                  bool resetTimeoutOnProgress, std::string toolName) {
   const std::int64_t id = ids_.next();
   if (!transport_->isOpen()) {
     postFailure(std::move(done), closedError_
@@ -186,24 +191,56 @@ std::int64_t Client::startRequest(const std::string& method, std::string label, 
     if (!params.is_object()) params = Json::object();
     params["_meta"]["progressToken"] = id;
   }
-  Pending pending{method,          std::move(label),
-                  std::move(done), std::move(onProgress),
-                  nullptr,         timeout.count() == 0 ? options_.requestTimeout : timeout};
-  pending.resetTimeoutOnProgress = resetTimeoutOnProgress;
-  armTimer(id, pending);
+  Pending pending{.method = method,
+                  .label = std::move(label),
+                  .toolName = std::move(toolName),
+                  .done = std::move(done),
+                  .onProgress = std::move(onProgress),
+                  .timeout = timeout.count() == 0 ? options_.requestTimeout : timeout,
+                  .resetTimeoutOnProgress = resetTimeoutOnProgress};
+  restartDeadline(pending);
   pending_.emplace(id, std::move(pending));
   transport_->send(Request{id, method, std::move(params)});
   return id;
 }
 
-void Client::armTimer(std::int64_t id, Pending& pending) {
+std::string Client::Pending::describe() const {
+  if (!label.empty()) return label;
+  return toolName.empty() ? method : method + " '" + toolName + "'";
+}
+
+void Client::restartDeadline(Pending& pending) {
   if (pending.timeout.count() <= 0) return;
-  if (!pending.timer) pending.timer = std::make_unique<asio::steady_timer>(io_);
+  pending.deadline = Clock::now() + pending.timeout;
+  armDeadlineTimer(pending.deadline);
+}
+
+void Client::armDeadlineTimer(Clock::time_point deadline) {
+  // A later deadline is found when the armed one fires; only an earlier one re-arms.
+  if (deadline >= deadlineArmedFor_) return;
+  deadlineArmedFor_ = deadline;
   // Re-arming cancels the previous wait; its handler sees operation_aborted and returns.
-  pending.timer->expires_after(pending.timeout);
-  pending.timer->async_wait([weak = weak_from_this(), id](const boost::system::error_code& ec) {
-    if (auto self = weak.lock(); self && !ec) self->onTimeout(id);
+  deadlineTimer_.expires_at(deadline);
+  deadlineTimer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    if (auto self = weak.lock(); self && !ec) self->onDeadline();
   });
+}
+
+void Client::onDeadline() {
+  deadlineArmedFor_ = Clock::time_point::max();
+  const auto now = Clock::now();
+  std::vector<std::int64_t> expired;
+  auto next = Clock::time_point::max();
+  for (const auto& [id, pending] : pending_) {
+    if (pending.deadline <= now) {
+      expired.push_back(id);
+    } else {
+      next = std::min(next, pending.deadline);
+    }
+  }
+  // The callbacks may start or cancel requests, so none runs while pending_ is walked.
+  for (const std::int64_t id : expired) onTimeout(id);
+  armDeadlineTimer(next);
 }
 
 void Client::postFailure(ResultCallback done, Error error) {
@@ -220,8 +257,9 @@ void Client::onTimeout(std::int64_t id) {
   const std::string waited = formatDuration(pending.timeout);
   notify("notifications/cancelled",
          {{"requestId", id}, {"reason", "kaja stopped waiting after " + waited}});
-  Error error = makeError(ErrorCode::kTimeout, describe() + " did not answer " + pending.label +
-                                                   " within " + waited + "; kaja cancelled it.");
+  Error error =
+      makeError(ErrorCode::kTimeout, describe() + " did not answer " + pending.describe() +
+                                         " within " + waited + "; kaja cancelled it.");
   error.detail = transport_->diagnostics();
   pending.done(std::unexpected(std::move(error)));
 }
@@ -232,8 +270,9 @@ bool Client::cancel(std::int64_t requestId, const std::string& reason) {
   Pending pending = std::move(it->second);
   pending_.erase(it);
   notify("notifications/cancelled", {{"requestId", requestId}, {"reason", reason}});
-  postFailure(std::move(pending.done),
-              makeError(ErrorCode::kRefused, pending.label + " was cancelled (" + reason + ")."));
+  postFailure(
+      std::move(pending.done),
+      makeError(ErrorCode::kRefused, pending.describe() + " was cancelled (" + reason + ")."));
   return true;
 }
 
@@ -272,9 +311,9 @@ std::int64_t Client::callTool(const std::string& name, Json arguments, CallOptio
   if (state_ != State::kReady) {
     return request("tools/call", std::move(params), options.timeout, std::move(onResult));
   }
-  return startRequest("tools/call", "tools/call '" + name + "'", std::move(params), options.timeout,
-                      std::move(onResult), std::move(options.onProgress),
-                      options.resetTimeoutOnProgress);
+  // The label "tools/call 'name'" is built from `name` only if an error needs it.
+  return startRequest("tools/call", {}, std::move(params), options.timeout, std::move(onResult),
+                      std::move(options.onProgress), options.resetTimeoutOnProgress, name);
 }
 
 void Client::listTools(std::function<void(Result<std::vector<Tool>>)> done) {
@@ -375,14 +414,15 @@ void Client::onTransportClosed(const Error& error) {
   state_ = State::kClosed;
   closedError_ = error;
   connectTimer_.cancel();
+  deadlineTimer_.cancel();
+  deadlineArmedFor_ = Clock::time_point::max();
   auto pending = std::move(pending_);
   pending_.clear();
   for (auto& [id, request] : pending) {
-    if (request.timer) request.timer->cancel();
     Error failure = error;
     if (failure.code != ErrorCode::kTimeout && !failure.message.empty() &&
         request.method != "initialize") {
-      failure.message = request.label + " failed: " + failure.message;
+      failure.message = request.describe() + " failed: " + failure.message;
     }
     request.done(std::unexpected(std::move(failure)));
   }
@@ -392,7 +432,7 @@ void Client::onTransportClosed(const Error& error) {
 
 void Client::onMessage(Message message) {
   if (auto* response = std::get_if<Response>(&message)) {
-    onResponse(*response);
+    onResponse(std::move(*response));
   } else if (auto* request = std::get_if<Request>(&message)) {
     onServerRequest(*request);
   } else {
@@ -400,26 +440,26 @@ void Client::onMessage(Message message) {
   }
 }
 
-void Client::onResponse(const Response& response) {
+void Client::onResponse(Response&& response) {
   const auto it = response.id.is_number_integer() ? pending_.find(response.id.get<std::int64_t>())
                                                   : pending_.end();
   if (it == pending_.end()) {
     // Normal after a timeout or cancel: the answer raced the notifications/cancelled.
     return;
   }
+  // The deadline timer stays armed; when it fires it finds this request gone.
   Pending pending = std::move(it->second);
   pending_.erase(it);
-  if (pending.timer) pending.timer->cancel();
   if (response.error) {
     Error error =
-        makeError(ErrorCode::kProtocol, describe() + " answered " + pending.label + " with error " +
-                                            std::to_string(response.error->code) + ": " +
-                                            clip(response.error->message, 300));
+        makeError(ErrorCode::kProtocol, describe() + " answered " + pending.describe() +
+                                            " with error " + std::to_string(response.error->code) +
+                                            ": " + clip(response.error->message, 300));
     if (!response.error->data.is_null()) error.detail = response.error->data.dump();
     pending.done(std::unexpected(std::move(error)));
     return;
   }
-  pending.done(response.result.value_or(Json::object()));
+  pending.done(response.result ? std::move(*response.result) : Json::object());
 }
 
 }  // namespace kaja::core::mcp

@@ -119,14 +119,19 @@ class Client : public std::enable_shared_from_this<Client> {
 
  private:
   enum class State { kIdle, kConnecting, kReady, kClosed };
+  using Clock = std::chrono::steady_clock;
   struct Pending {
     std::string method;
-    std::string label;  ///< for errors: "tools/call 'echo'"
+    std::string label;     ///< for errors; "" means describe() derives it
+    std::string toolName;  ///< for tools/call, so describe() can say "tools/call 'echo'"
     ResultCallback done;
     std::function<void(const Progress&)> onProgress;
-    std::unique_ptr<boost::asio::steady_timer> timer;
-    std::chrono::milliseconds timeout{0};
+    std::chrono::milliseconds timeout{0};  ///< <= 0: none
+    Clock::time_point deadline = Clock::time_point::max();
     bool resetTimeoutOnProgress = false;
+
+    /// Returns the request's name for errors, such as "tools/call 'echo'".
+    [[nodiscard]] std::string describe() const;
   };
 
   Client(boost::asio::io_context& io, std::shared_ptr<Transport> transport, ClientOptions options);
@@ -134,10 +139,12 @@ class Client : public std::enable_shared_from_this<Client> {
   std::int64_t startRequest(const std::string& method, std::string label, Json params,
                             std::chrono::milliseconds timeout, ResultCallback done,
                             std::function<void(const Progress&)> onProgress,
-                            bool resetTimeoutOnProgress = false);
-  void armTimer(std::int64_t id, Pending& pending);
+                            bool resetTimeoutOnProgress = false, std::string toolName = {});
+  void restartDeadline(Pending& pending);
+  void armDeadlineTimer(Clock::time_point deadline);
+  void onDeadline();
   void onMessage(Message message);
-  void onResponse(const Response& response);
+  void onResponse(Response&& response);
   void onServerRequest(const Request& request);
   void onNotification(const Notification& notification);
   void onTimeout(std::int64_t id);
@@ -158,6 +165,11 @@ class Client : public std::enable_shared_from_this<Client> {
   IdAllocator ids_;
   std::map<std::int64_t, Pending> pending_;
   boost::asio::steady_timer connectTimer_;
+  // One timer for every request's deadline, set for the earliest one it knows of. It is
+  // left running when that request is answered early and re-armed only when it fires,
+  // which keeps a syscall off each call's path.
+  boost::asio::steady_timer deadlineTimer_;
+  Clock::time_point deadlineArmedFor_ = Clock::time_point::max();
   ServerInfo serverInfo_;
   std::vector<Tool> tools_;
   bool toolsListed_ = false;

@@ -65,7 +65,7 @@ void Client::onNotification(const Notification& notification) {
           progress.total = total->get<double>();
         if (const auto text = params.find("message"); text != params.end() && text->is_string())
           progress.message = text->get<std::string>();
-        if (it->second.resetTimeoutOnProgress) armTimer(it->first, it->second);
+        if (it->second.resetTimeoutOnProgress) restartDeadline(it->second);
         // A copy: the callback may cancel its own call, which destroys the original.
         const auto onProgress = it->second.onProgress;
         onProgress(progress);

@@ -1,5 +1,7 @@
 #include "core/mcp/json_rpc.h"
 
+#include <algorithm>
+
 namespace kaja::core::mcp {
 namespace {
 
@@ -8,6 +10,37 @@ bool isValidId(const Json& id) { return id.is_number_integer() || id.is_string()
 Result<Message> protocolError(std::string sentence) {
   return fail(ErrorCode::kProtocol, std::move(sentence));
 }
+
+/// Appends compact JSON text to one string, as Json::dump() would produce it, without
+/// dump()'s string of its own. Invalid UTF-8 is replaced; control characters (newlines
+/// included) are escaped, so what it writes stays on one line.
+class JsonWriter {
+ public:
+  explicit JsonWriter(std::string& out)
+      : out_(out),
+        serializer_(nlohmann::detail::output_adapter<char, std::string>(out), ' ',
+                    Json::error_handler_t::replace) {}
+
+  void value(const Json& value) { serializer_.dump(value, false, false, 0); }
+
+  /// Writes `text` as a JSON string; method names are plain ASCII, which needs no escaping.
+  void string(const std::string& text) {
+    const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+      return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+    });
+    if (!plain) {
+      value(Json(text));
+      return;
+    }
+    out_ += '"';
+    out_ += text;
+    out_ += '"';
+  }
+
+ private:
+  std::string& out_;
+  nlohmann::detail::serializer<Json> serializer_;
+};
 
 }  // namespace
 
@@ -26,7 +59,7 @@ std::string clip(std::string_view text, std::size_t limit) {
   return cut < text.size() ? out + "…" : out;
 }
 
-Result<Message> parseMessage(const Json& value) {
+Result<Message> parseMessage(Json&& value) {
   if (!value.is_object()) return protocolError("The message is not a JSON object.");
   const auto version = value.find("jsonrpc");
   if (version == value.end() || *version != "2.0") {
@@ -37,28 +70,29 @@ Result<Message> parseMessage(const Json& value) {
   const auto params = value.find("params");
   if (method != value.end()) {
     if (!method->is_string()) return protocolError("The message's \"method\" is not a string.");
-    Json paramsValue = params == value.end() ? Json() : *params;
+    Json paramsValue = params == value.end() ? Json() : std::move(*params);
     if (!paramsValue.is_null() && !paramsValue.is_object() && !paramsValue.is_array()) {
       return protocolError("The message's \"params\" is neither an object nor an array.");
     }
-    if (id == value.end()) return Notification{method->get<std::string>(), std::move(paramsValue)};
+    auto& methodName = method->get_ref<std::string&>();
+    if (id == value.end()) return Notification{std::move(methodName), std::move(paramsValue)};
     if (!isValidId(*id))
       return protocolError("The request's \"id\" is not a string or an integer.");
-    return Request{*id, method->get<std::string>(), std::move(paramsValue)};
+    return Request{std::move(*id), std::move(methodName), std::move(paramsValue)};
   }
   if (id == value.end())
     return protocolError("The message has neither a \"method\" nor an \"id\".");
   if (!isValidId(*id) && !id->is_null()) {
     return protocolError("The response's \"id\" is not a string or an integer.");
   }
-  Response response{*id, std::nullopt, std::nullopt};
   const auto result = value.find("result");
   const auto error = value.find("error");
   if ((result == value.end()) == (error == value.end())) {
     return protocolError("The response must have exactly one of \"result\" and \"error\".");
   }
+  Response response{std::move(*id), std::nullopt, std::nullopt};
   if (result != value.end()) {
-    response.result = *result;
+    response.result = std::move(*result);
     return response;
   }
   if (!error->is_object()) return protocolError("The response's \"error\" is not an object.");
@@ -70,7 +104,7 @@ Result<Message> parseMessage(const Json& value) {
   }
   rpc.code = code->get<int>();
   if (text != error->end() && text->is_string()) rpc.message = text->get<std::string>();
-  if (const auto data = error->find("data"); data != error->end()) rpc.data = *data;
+  if (const auto data = error->find("data"); data != error->end()) rpc.data = std::move(*data);
   response.error = std::move(rpc);
   return response;
 }
@@ -83,14 +117,14 @@ Result<std::vector<Message>> parseMessages(std::string_view line) {
   std::vector<Message> messages;
   if (value.is_array()) {
     if (value.empty()) return fail(ErrorCode::kProtocol, "The batch is an empty array.");
-    for (const auto& item : value) {
-      auto message = parseMessage(item);
+    for (auto& item : value) {
+      auto message = parseMessage(std::move(item));
       if (!message) return std::unexpected(message.error());
       messages.push_back(std::move(*message));
     }
     return messages;
   }
-  auto message = parseMessage(value);
+  auto message = parseMessage(std::move(value));
   if (!message) return std::unexpected(message.error());
   messages.push_back(std::move(*message));
   return messages;
@@ -119,9 +153,54 @@ Json toJson(const Message& message) {
   return out;
 }
 
+void serializeTo(const Message& message, std::string& out) {
+  // Written member by member in the order dump() sorts them, so the text is the same as
+  // toJson(message).dump() without copying params or result into a temporary tree.
+  JsonWriter writer(out);
+  if (const auto* request = std::get_if<Request>(&message)) {
+    out += R"({"id":)";
+    writer.value(request->id);
+    out += R"(,"jsonrpc":"2.0","method":)";
+    writer.string(request->method);
+    if (!request->params.is_null()) {
+      out += R"(,"params":)";
+      writer.value(request->params);
+    }
+  } else if (const auto* notification = std::get_if<Notification>(&message)) {
+    out += R"({"jsonrpc":"2.0","method":)";
+    writer.string(notification->method);
+    if (!notification->params.is_null()) {
+      out += R"(,"params":)";
+      writer.value(notification->params);
+    }
+  } else {
+    const auto& response = std::get<Response>(message);
+    if (response.error) {
+      Json error = {{"code", response.error->code}, {"message", response.error->message}};
+      if (!response.error->data.is_null()) error["data"] = response.error->data;
+      out += R"({"error":)";
+      writer.value(error);
+      out += R"(,"id":)";
+      writer.value(response.id);
+      out += R"(,"jsonrpc":"2.0")";
+    } else {
+      out += R"({"id":)";
+      writer.value(response.id);
+      out += R"(,"jsonrpc":"2.0","result":)";
+      if (response.result) {
+        writer.value(*response.result);
+      } else {
+        out += "{}";
+      }
+    }
+  }
+  out += '}';
+}
+
 std::string serialize(const Message& message) {
-  // dump() escapes control characters (newlines included), so the text is one line.
-  return toJson(message).dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string out;
+  serializeTo(message, out);
+  return out;
 }
 
 Response makeErrorResponse(Json id, int code, std::string message) {

@@ -58,8 +58,9 @@ using Message = std::variant<Request, Notification, Response>;
 /// sentence when the line is not JSON or not JSON-RPC 2.0.
 Result<std::vector<Message>> parseMessages(std::string_view line);
 
-/// Parses one already-decoded JSON value as a message (kProtocol when it is not one).
-Result<Message> parseMessage(const Json& value);
+/// Parses one already-decoded JSON value as a message (kProtocol when it is not one). The
+/// message takes `value`'s members over, leaving `value` unspecified.
+Result<Message> parseMessage(Json&& value);
 
 /// Returns `message` as a JSON object with "jsonrpc":"2.0".
 Json toJson(const Message& message);
@@ -67,6 +68,9 @@ Json toJson(const Message& message);
 /// Returns `message` as compact single-line JSON text (no trailing newline). Invalid
 /// UTF-8 in strings is replaced, never thrown.
 std::string serialize(const Message& message);
+
+/// Appends serialize(message) to `out`, for a caller that adds its own framing.
+void serializeTo(const Message& message, std::string& out);
 
 /// Returns an error Response to `id`.
 Response makeErrorResponse(Json id, int code, std::string message);

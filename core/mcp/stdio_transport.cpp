@@ -20,6 +20,8 @@ constexpr std::chrono::milliseconds kExitAfterEof{200};
 constexpr std::chrono::milliseconds kExitPollInterval{50};
 // Warnings about stray stdout lines stop after this many, so a flood is not echoed.
 constexpr std::size_t kWarnedNonJsonLines = 5;
+// A write buffer grown past this by a large message is released after the write.
+constexpr std::size_t kKeepWriteCapacity = 256 * 1024;
 
 std::string formatBytes(std::size_t bytes) {
   constexpr std::size_t kMegabyte = std::size_t{1024} * 1024;
@@ -233,7 +235,8 @@ void StdioTransport::onStdoutClosed() {
 
 void StdioTransport::send(const Message& message) {
   if (finished_ || closeRequested_ || failure_) return;
-  writeQueue_.push_back(serialize(message) + "\n");
+  serializeTo(message, writeQueue_);
+  writeQueue_ += '\n';
   if (!writing_) writeNext();
 }
 
@@ -243,10 +246,16 @@ void StdioTransport::writeNext() {
     return;
   }
   writing_ = true;
-  asio::async_write(stdin_, asio::buffer(writeQueue_.front()),
+  // Everything queued goes in one write; the queue is free again for what comes next.
+  writeInFlight_.swap(writeQueue_);
+  asio::async_write(stdin_, asio::buffer(writeInFlight_),
                     [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
                       if (self->finished_) return;
-                      if (!self->writeQueue_.empty()) self->writeQueue_.pop_front();
+                      self->writeInFlight_.clear();
+                      // One huge message should not pin its buffer for the connection's life.
+                      if (self->writeInFlight_.capacity() > kKeepWriteCapacity) {
+                        self->writeInFlight_.shrink_to_fit();
+                      }
                       if (ec) {
                         self->writing_ = false;
                         self->writeQueue_.clear();

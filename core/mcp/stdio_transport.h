@@ -8,7 +8,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstddef>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -100,7 +99,10 @@ class StdioTransport final : public Transport, public std::enable_shared_from_th
   std::array<char, 16 * 1024> stderrBuffer_{};
   std::string partialLine_;
   TailBuffer stderrTail_;
-  std::deque<std::string> writeQueue_;
+  // Lines queued while a write is under way, sent together by the next write; both
+  // strings keep their capacity, so a steady stream of calls allocates nothing here.
+  std::string writeQueue_;
+  std::string writeInFlight_;
   bool writing_ = false;
   std::size_t nonJsonLines_ = 0;
 

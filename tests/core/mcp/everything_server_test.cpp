@@ -148,6 +148,38 @@ TEST_F(EverythingServerTest, ExplicitCancellationFailsTheCallAtOnce) {
   ASSERT_TRUE(runUntil(io, [&] { return closed; }));
 }
 
+TEST_F(EverythingServerTest, ProgressRestartsTheTimeoutOnlyWhenAskedTo) {
+  boost::asio::io_context io;
+  auto transport = StdioTransport::spawn(io, everythingPlan(), named("everything"));
+  ASSERT_TRUE(transport);
+  auto client = Client::create(io, *transport);
+  bool connected = false;
+  client->connect([&](Result<ServerInfo> info) { connected = info.has_value(); });
+  ASSERT_TRUE(runUntil(io, [&] { return connected; }));
+
+  // 2 s of work reporting every 250 ms, against a 700 ms timeout.
+  const Json arguments = {{"duration", 2}, {"steps", 8}};
+  std::optional<Result<ToolResult>> reset;
+  std::optional<Result<ToolResult>> plain;
+  int progressSeen = 0;
+  client->callTool("trigger-long-running-operation", arguments,
+                   CallOptions{700ms, [&](const Progress&) { ++progressSeen; }, true},
+                   [&](Result<ToolResult> result) { reset = std::move(result); });
+  client->callTool("trigger-long-running-operation", arguments,
+                   CallOptions{700ms, [](const Progress&) {}, false},
+                   [&](Result<ToolResult> result) { plain = std::move(result); });
+  ASSERT_TRUE(runUntil(
+      io, [&] { return reset.has_value() && plain.has_value(); }, 10s));
+  EXPECT_TRUE(*reset) << reset->error().describe();
+  EXPECT_GE(progressSeen, 4);
+  ASSERT_FALSE(*plain);
+  EXPECT_EQ(plain->error().code, ErrorCode::kTimeout);
+
+  bool closed = false;
+  client->close([&] { closed = true; });
+  ASSERT_TRUE(runUntil(io, [&] { return closed; }));
+}
+
 TEST_F(EverythingServerTest, AnswersRootsList) {
   BlockingClient client;
   client.setRootsProvider([] { return std::vector<Root>{{fileUri("/tmp/kaja roots"), "work"}}; });

@@ -4,7 +4,9 @@
 #include <signal.h>
 
 #include <boost/asio/post.hpp>
+#include <map>
 #include <mutex>
+#include <optional>
 
 #include "core/mcp/blocking_client.h"
 #include "core/mcp/client.h"
@@ -115,6 +117,44 @@ TEST(FaultServerTest, ExitFailsEveryPendingCallAtOnceAndLaterCallsToo) {
       io, [&] { return later.has_value(); }, 1s));
   ASSERT_FALSE(*later);
   EXPECT_TRUE(contains(later->error().message, "exited with status 3")) << later->error().message;
+}
+
+TEST(FaultServerTest, EachCallTimesOutAtItsOwnDeadlineWhateverTheOrder) {
+  boost::asio::io_context io;
+  auto transport = StdioTransport::spawn(io, faultPlan(), named());
+  ASSERT_TRUE(transport);
+  auto client = Client::create(io, *transport);
+  bool connected = false;
+  client->connect([&](Result<ServerInfo> info) { connected = info.has_value(); });
+  ASSERT_TRUE(runUntil(io, [&] { return connected; }));
+  // The long deadline is set first, so the short one must pull the timer earlier; the
+  // answered echo must not disturb either.
+  const auto start = std::chrono::steady_clock::now();
+  std::map<std::string, std::chrono::steady_clock::duration> took;
+  auto record = [&](const std::string& name, std::optional<ErrorCode> expected) {
+    return [&, name, expected](Result<ToolResult> result) {
+      took[name] = std::chrono::steady_clock::now() - start;
+      if (!expected) {
+        EXPECT_TRUE(result) << result.error().describe();
+      } else {
+        ASSERT_FALSE(result);
+        EXPECT_EQ(result.error().code, *expected);
+      }
+    };
+  };
+  client->callTool("hang", Json::object(), CallOptions{2500ms},
+                   record("long", ErrorCode::kTimeout));
+  client->callTool("hang", Json::object(), CallOptions{200ms},
+                   record("short", ErrorCode::kTimeout));
+  client->callTool("echo", Json::object(), {}, record("echo", std::nullopt));
+  ASSERT_TRUE(runUntil(
+      io, [&] { return took.size() == 3; }, 10s));
+  EXPECT_LT(took["echo"], took["short"]);
+  EXPECT_GE(took["short"], 200ms);
+  EXPECT_LT(took["short"], 1500ms);
+  EXPECT_GE(took["long"], 2500ms);
+  EXPECT_LT(took["long"], 4500ms);
+  EXPECT_TRUE(client->isReady());
 }
 
 TEST(FaultServerTest, SignalDeathIsNamed) {
