@@ -26,6 +26,8 @@ struct Row {
   std::string source;
   std::string manifest;
   std::vector<std::string> warnings;
+  json tools;   ///< the allow-list with each tool's line from toolDescriptions (K18)
+  json policy;  ///< approval, localOnly, key needs: what a reader wants before running it
 };
 
 Row describe(const marketplace::AbilityRecord& record, const core::RunnerContext& runners,
@@ -49,6 +51,21 @@ Row describe(const marketplace::AbilityRecord& record, const core::RunnerContext
   row.runs = resolution.runs();
   row.shortRuns = resolution.runs(true);
   row.warnings = resolution.warnings;
+  // The manifest's own words about each tool, usable before the server has ever run.
+  if (ability.tools) {
+    row.tools = json::array();
+    for (const auto& tool : *ability.tools) {
+      auto line = ability.toolDescriptions.find(tool);
+      row.tools.push_back(
+          {{"name", tool},
+           {"description", line == ability.toolDescriptions.end() ? json() : json(line->second)}});
+    }
+  }
+  row.policy = {{"approval", core::toString(ability.approval)},
+                {"localOnly", ability.isLocalOnly()},
+                {"roots", ability.roots},
+                {"needsKey", ability.needsKey()},
+                {"keyless", ability.auth.has_value() && ability.auth->keyless}};
   return row;
 }
 
@@ -91,6 +108,8 @@ int runAbilities(std::span<const std::string> args) {
                      {"description", row.description},
                      {"source", row.source},
                      {"manifest", row.manifest},
+                     {"tools", row.tools},
+                     {"policy", row.policy},
                      {"warnings", row.warnings}});
     }
     std::printf("%s\n", out.dump(2).c_str());

@@ -70,6 +70,12 @@ TEST_F(KajaCliTest, AbilitiesJsonListsTheSixShippedAbilities) {
   EXPECT_THAT(fs["runs"].get<std::string>(), HasSubstr("@modelcontextprotocol/server-filesystem@"));
 
   json ctx = byName(rows, "context7");
+  ASSERT_EQ(ctx["tools"].size(), 2u);
+  EXPECT_EQ(ctx["tools"][0]["name"], "resolve-library-id");
+  EXPECT_TRUE(ctx["tools"][0]["description"].is_string());
+  EXPECT_EQ(ctx["policy"]["keyless"], true);
+  EXPECT_EQ(ctx["policy"]["approval"], "never");
+  EXPECT_EQ(fs["policy"]["localOnly"], true);
   EXPECT_EQ(ctx["runner"], "remote");
   EXPECT_EQ(ctx["state"], "on");  // keyless
   EXPECT_EQ(ctx["runs"], "https://mcp.context7.com/mcp");
