@@ -114,6 +114,15 @@ void Client::connect(std::function<void(Result<ServerInfo>)> done) {
     self->transport_->close();
   });
 
+  if (options_.discover) {
+    sendDiscover(once, 0);
+  } else {
+    sendInitialize(once);
+  }
+}
+
+void Client::sendInitialize(const ConnectDone& once) {
+  std::weak_ptr<Client> weak = weak_from_this();
   Json params = {
       {"protocolVersion", std::string(kLatestProtocolVersion)},
       {"capabilities", clientCapabilities()},
@@ -172,6 +181,7 @@ std::int64_t Client::request(const std::string& method, Json params,
                                                                   method + " was not sent."));
     return id;
   }
+  if (stateless_) params = withMeta(std::move(params));
   return startRequest(method, method, std::move(params), timeout, std::move(done),
                       std::move(onProgress));
 }
@@ -311,6 +321,11 @@ std::int64_t Client::callTool(const std::string& name, Json arguments, CallOptio
   if (state_ != State::kReady) {
     return request("tools/call", std::move(params), options.timeout, std::move(onResult));
   }
+  if (stateless_) {
+    // Cancelling this id works for the first round; later rounds are new requests.
+    return requestWithInputs("tools/call", "tools/call '" + name + "'", std::move(params),
+                             std::move(options), std::move(onResult), 0);
+  }
   // The label "tools/call 'name'" is built from `name` only if an error needs it.
   return startRequest("tools/call", {}, std::move(params), options.timeout, std::move(onResult),
                       std::move(options.onProgress), options.resetTimeoutOnProgress, name);
@@ -367,6 +382,7 @@ void Client::listPage(std::optional<std::string> cursor, std::shared_ptr<std::ve
               self->listPage(next, tools, pages + 1, std::move(done));
               return;
             }
+            if (self->stateless_) self->applyToolHeaders(*tools);
             self->tools_ = *tools;
             self->toolsListed_ = true;
             done(std::move(*tools));

@@ -22,6 +22,10 @@ struct ClientOptions {
   std::string clientVersion = KAJA_VERSION;
   std::chrono::milliseconds connectTimeout{10000};  ///< connect + initialize (K9)
   std::chrono::milliseconds requestTimeout{15000};  ///< default per request (U6)
+  /// Offer 2026-07-28 first: send server/discover and, when the server lists that version,
+  /// speak it statelessly (per-request _meta, no initialize). Any error or older answer
+  /// falls back to the initialize handshake (2025-11-25 and lower), as when false.
+  bool discover = false;
 };
 
 /// Settings for one tools/call.
@@ -76,7 +80,8 @@ class Client : public std::enable_shared_from_this<Client> {
   void setClosedHandler(std::function<void(const Error&)> handler);
 
   /// Starts the transport, sends initialize (offering 2025-11-25), checks the server's
-  /// version and sends notifications/initialized. Fails with kTimeout after
+  /// version and sends notifications/initialized. With ClientOptions::discover it first
+  /// tries server/discover at 2026-07-28 (see there). Fails with kTimeout after
   /// connectTimeout, kProtocol for an unsupported version, or the transport's error.
   void connect(std::function<void(Result<ServerInfo>)> done);
 
@@ -108,6 +113,8 @@ class Client : public std::enable_shared_from_this<Client> {
   /// Ends the connection gracefully; pending requests fail, then `done` runs.
   void close(std::function<void()> done = {});
 
+  /// Returns true when connect() settled on the stateless 2026-07-28 protocol.
+  [[nodiscard]] bool isStateless() const { return stateless_; }
   /// Returns true between a successful connect() and the end of the connection.
   [[nodiscard]] bool isReady() const { return state_ == State::kReady; }
   /// Returns the initialize result (empty before connect succeeds).
@@ -119,6 +126,7 @@ class Client : public std::enable_shared_from_this<Client> {
 
  private:
   enum class State { kIdle, kConnecting, kReady, kClosed };
+  using ConnectDone = std::shared_ptr<std::function<void(Result<ServerInfo>)>>;
   using Clock = std::chrono::steady_clock;
   struct Pending {
     std::string method;
@@ -150,6 +158,15 @@ class Client : public std::enable_shared_from_this<Client> {
   void onTimeout(std::int64_t id);
   void onTransportClosed(const Error& error);
   void onInitialized(Result<Json> result, std::function<void(Result<ServerInfo>)> done);
+  void sendInitialize(const ConnectDone& once);
+  // 2026-07-28 (client_stateless.cpp).
+  void sendDiscover(const ConnectDone& once, int attempt);
+  void onDiscovered(Result<Json> result, const ConnectDone& once, int attempt);
+  [[nodiscard]] Json withMeta(Json params) const;
+  std::int64_t requestWithInputs(const std::string& method, std::string label, Json params,
+                                 CallOptions options, ResultCallback done, int round);
+  void answerInputs(const Json& inputRequests, std::function<void(Result<Json>)> done);
+  void applyToolHeaders(std::vector<Tool>& tools);
   void listPage(std::optional<std::string> cursor, std::shared_ptr<std::vector<Tool>> tools,
                 int pages, std::function<void(Result<std::vector<Tool>>)> done);
   void refreshTools();
@@ -173,6 +190,7 @@ class Client : public std::enable_shared_from_this<Client> {
   ServerInfo serverInfo_;
   std::vector<Tool> tools_;
   bool toolsListed_ = false;
+  bool stateless_ = false;
   bool refreshing_ = false;
   bool refreshAgain_ = false;
   std::optional<Error> closedError_;

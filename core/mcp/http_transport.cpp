@@ -2,6 +2,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include "core/mcp/types.h"
+
 namespace kaja::core::mcp {
 namespace asio = boost::asio;
 
@@ -108,6 +110,10 @@ net::HttpRequest HttpTransport::buildRequest(const Exchange& exchange) const {
       request.body = serialize(*exchange.message);
       request.headers.emplace_back("Content-Type", "application/json");
       request.headers.emplace_back("Accept", "application/json, text/event-stream");
+      if (protocolVersion_ >= kStatelessProtocolVersion) {
+        for (auto& header : standardHeaders(*exchange.message, toolParamHeaders_))
+          request.headers.push_back(std::move(header));
+      }
       break;
     case Kind::kResume:
     case Kind::kListen:
@@ -280,6 +286,7 @@ void HttpTransport::completePost(Exchange exchange) {
       return;
     }
   }
+  if (status / 100 == 4 && status != 401 && status != 403 && deliverErrorBody(exchange)) return;
   if (status / 100 != 2) {
     if (exchange.kind == Kind::kReinit) {
       fatal(sessionExpiredError("a new initialize got HTTP " + std::to_string(status)));
@@ -322,6 +329,22 @@ void HttpTransport::completePost(Exchange exchange) {
   if (notification != nullptr && notification->method == "notifications/initialized") {
     openListenStream("", 0);
   }
+}
+
+bool HttpTransport::deliverErrorBody(Exchange& exchange) {
+  // A 4xx that carries a JSON-RPC error (an unsupported version, an unknown method before
+  // initialize) answers that one request; the connection stays usable, so a client can
+  // retry or fall back. The error's id may be null: it still answers the POSTed request.
+  const auto* request = exchange.message ? std::get_if<Request>(&*exchange.message) : nullptr;
+  if (exchange.kind != Kind::kPost || request == nullptr) return false;
+  auto messages = parseMessages(exchange.body);
+  if (!messages || messages->size() != 1) return false;
+  auto* response = std::get_if<Response>(&messages->front());
+  if (response == nullptr || !response->error) return false;
+  if (!response->id.is_null() && response->id != request->id) return false;
+  response->id = request->id;
+  dispatch(exchange, std::move(*response));
+  return true;
 }
 
 void HttpTransport::resume(Exchange exchange, const std::string& why) {

@@ -76,7 +76,11 @@ class HttpTransport final : public Transport, public std::enable_shared_from_thi
   [[nodiscard]] std::string describe() const override;
 
   /// Sets the MCP-Protocol-Version sent with every later request.
-  void setProtocolVersion(std::string version) { protocolVersion_ = std::move(version); }
+  void setProtocolVersion(std::string version) override { protocolVersion_ = std::move(version); }
+  /// Sets the tools/call arguments mirrored into Mcp-Param-* headers at 2026-07-28.
+  void setToolParamHeaders(ToolParamHeaders headers) override {
+    toolParamHeaders_ = std::move(headers);
+  }
   /// Returns the session id the server assigned ("" when none).
   [[nodiscard]] std::string sessionId() const { return sessionId_.value_or(""); }
   /// Returns the URL POSTs go to now (after a trailing-slash probe or a 308).
@@ -115,6 +119,7 @@ class HttpTransport final : public Transport, public std::enable_shared_from_thi
   void onBody(std::uint64_t key, std::string_view chunk);
   void onDone(std::uint64_t key, Result<void> result);
   void completePost(Exchange exchange);
+  bool deliverErrorBody(Exchange& exchange);
   void completeListen(Exchange exchange, const Result<void>& result);
   void dispatch(Exchange& exchange, Message message);
   void finishRenewal();
@@ -142,6 +147,7 @@ class HttpTransport final : public Transport, public std::enable_shared_from_thi
 
   std::optional<std::string> sessionId_;
   std::string protocolVersion_;
+  ToolParamHeaders toolParamHeaders_;
   std::optional<Request> initialize_;
   bool probedSlash_ = false;
   bool renewing_ = false;

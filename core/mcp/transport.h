@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/mcp/json_rpc.h"
+#include "core/mcp/mcp_headers.h"
 
 namespace kaja::core::mcp {
 
@@ -51,6 +52,15 @@ class Transport {
 
   /// Returns a short name for errors, such as "server 'filesystem'".
   [[nodiscard]] virtual std::string describe() const = 0;
+
+  /// Sets the protocol version an HTTP transport names in MCP-Protocol-Version ("" for
+  /// none); at 2026-07-28 it also sends the standard Mcp-Method/Mcp-Name headers. Other
+  /// transports ignore it.
+  virtual void setProtocolVersion(std::string version) { (void)version; }
+
+  /// Sets which tools/call arguments an HTTP transport mirrors into Mcp-Param-* headers
+  /// (2026-07-28). Other transports ignore it.
+  virtual void setToolParamHeaders(ToolParamHeaders headers) { (void)headers; }
 };
 
 }  // namespace kaja::core::mcp

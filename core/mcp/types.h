@@ -12,6 +12,9 @@ namespace kaja::core::mcp {
 /// The protocol version kaja offers in initialize.
 inline constexpr std::string_view kLatestProtocolVersion = "2025-11-25";
 
+/// The stateless protocol version (server/discover, per-request _meta, no session).
+inline constexpr std::string_view kStatelessProtocolVersion = "2026-07-28";
+
 /// Returns true when kaja speaks `version` (2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25).
 bool isSupportedProtocolVersion(std::string_view version);
 

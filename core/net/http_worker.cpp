@@ -310,7 +310,8 @@ struct HttpWorker::Thread {
       curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, r.method.c_str());
     }
     for (const auto& [name, value] : r.headers) {
-      const std::string line = name + ": " + value;
+      // curl drops "Name:" with nothing after it; "Name;" sends the header empty.
+      const std::string line = value.empty() ? name + ";" : name + ": " + value;
       t.headerList = curl_slist_append(t.headerList, line.c_str());
     }
     t.headerList = curl_slist_append(t.headerList, "Expect:");

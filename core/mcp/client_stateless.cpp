@@ -1,0 +1,222 @@
+// Client's side of the stateless protocol 2026-07-28: server/discover with a fallback to
+// the initialize handshake, the _meta every request carries, input_required results
+// (multi-round-trip requests, SEP-2322) and the tools whose arguments become headers.
+#include <algorithm>
+#include <boost/asio/post.hpp>
+
+#include "core/mcp/client.h"
+
+namespace kaja::core::mcp {
+namespace asio = boost::asio;
+
+namespace {
+
+// A server that keeps asking for more input would otherwise hold a call forever.
+constexpr int kMaxInputRounds = 16;
+
+bool listsVersion(const Json& object, const char* key, std::string_view version) {
+  if (!object.is_object()) return false;
+  const auto list = object.find(key);
+  if (list == object.end() || !list->is_array()) return false;
+  return std::any_of(list->begin(), list->end(),
+                     [version](const Json& item) { return item.is_string() && item == version; });
+}
+
+std::string stringAt(const Json& object, const char* key) {
+  if (!object.is_object()) return {};
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+Json Client::withMeta(Json params) const {
+  if (!params.is_object()) params = Json::object();
+  Json& meta = params["_meta"];
+  if (!meta.is_object()) meta = Json::object();
+  meta["io.modelcontextprotocol/protocolVersion"] = std::string(kStatelessProtocolVersion);
+  meta["io.modelcontextprotocol/clientCapabilities"] = clientCapabilities();
+  meta["io.modelcontextprotocol/clientInfo"] = {{"name", options_.clientName},
+                                                {"version", options_.clientVersion}};
+  return params;
+}
+
+void Client::sendDiscover(const ConnectDone& once, int attempt) {
+  transport_->setProtocolVersion(std::string(kStatelessProtocolVersion));
+  startRequest("server/discover", "server/discover", withMeta(Json::object()),
+               std::chrono::milliseconds(-1),
+               [weak = weak_from_this(), once, attempt](Result<Json> result) {
+                 auto self = weak.lock();
+                 if (!self || !*once) return;
+                 self->onDiscovered(std::move(result), once, attempt);
+               },
+               {});
+}
+
+void Client::onDiscovered(Result<Json> result, const ConnectDone& once, int attempt) {
+  if (!transport_->isOpen()) {
+    connectTimer_.cancel();
+    auto callback = std::exchange(*once, nullptr);
+    callback(std::unexpected(result ? makeError(ErrorCode::kConnect, describe() + " is closed.")
+                                    : result.error()));
+    return;
+  }
+  if (!result) {
+    // An UnsupportedProtocolVersionError lists what the server speaks in its data; when
+    // that includes our version the rejection was spurious, so ask once more.
+    const Json data = Json::parse(result.error().detail, nullptr, false);
+    if (attempt == 0 && listsVersion(data, "supported", kStatelessProtocolVersion)) {
+      sendDiscover(once, attempt + 1);
+      return;
+    }
+    transport_->setProtocolVersion("");
+    sendInitialize(once);
+    return;
+  }
+  if (!listsVersion(*result, "supportedVersions", kStatelessProtocolVersion)) {
+    transport_->setProtocolVersion("");
+    sendInitialize(once);
+    return;
+  }
+  connectTimer_.cancel();
+  ServerInfo info;
+  info.raw = *result;
+  info.protocolVersion = std::string(kStatelessProtocolVersion);
+  if (const auto caps = result->find("capabilities"); caps != result->end() && caps->is_object())
+    info.capabilities = *caps;
+  Json server = result->value("serverInfo", Json::object());
+  if (const auto meta = result->find("_meta"); !server.is_object() || server.empty()) {
+    if (meta != result->end() && meta->is_object())
+      server = meta->value("io.modelcontextprotocol/serverInfo", Json::object());
+  }
+  info.name = stringAt(server, "name");
+  info.version = stringAt(server, "version");
+  info.instructions = stringAt(*result, "instructions");
+  serverInfo_ = std::move(info);
+  stateless_ = true;
+  state_ = State::kReady;
+  auto callback = std::exchange(*once, nullptr);
+  callback(serverInfo_);
+}
+
+std::int64_t Client::requestWithInputs(const std::string& method, std::string label, Json params,
+                                       CallOptions options, ResultCallback done, int round) {
+  auto onProgress = options.onProgress;
+  const bool reset = options.resetTimeoutOnProgress;
+  const auto timeout = options.timeout;
+  auto next = [weak = weak_from_this(), method, label, params, options = std::move(options),
+               done = std::move(done), round](Result<Json> result) mutable {
+    auto self = weak.lock();
+    if (!self) return;
+    const bool inputRequired = result && result->is_object() &&
+                               result->value("resultType", std::string()) == "input_required";
+    if (!inputRequired) {
+      done(std::move(result));
+      return;
+    }
+    if (round + 1 >= kMaxInputRounds) {
+      done(std::unexpected(
+          self->makeError(ErrorCode::kProtocol, self->describe() + " asked for more input " +
+                                                    std::to_string(kMaxInputRounds) + " times in " +
+                                                    label + "; kaja gave up.")));
+      return;
+    }
+    // The retry carries exactly this round's answers and state, never an older round's.
+    params.erase("inputResponses");
+    params.erase("requestState");
+    if (const auto state = result->find("requestState"); state != result->end())
+      params["requestState"] = *state;
+    self->answerInputs(
+        result->value("inputRequests", Json::object()),
+        [weak, method, label, params = std::move(params), options = std::move(options),
+         done = std::move(done), round](Result<Json> responses) mutable {
+          auto self = weak.lock();
+          if (!self) return;
+          if (!responses) {
+            done(std::unexpected(responses.error()));
+            return;
+          }
+          params["inputResponses"] = std::move(*responses);
+          self->requestWithInputs(method, label, std::move(params), std::move(options),
+                                  std::move(done), round + 1);
+        });
+  };
+  return startRequest(method, std::move(label), withMeta(params), timeout, std::move(next),
+                      std::move(onProgress), reset);
+}
+
+void Client::answerInputs(const Json& inputRequests, std::function<void(Result<Json>)> done) {
+  struct Gather {
+    Json responses = Json::object();
+    std::size_t remaining = 0;
+    std::function<void(Result<Json>)> done;
+  };
+  auto gather = std::make_shared<Gather>();
+  gather->done = std::move(done);
+  if (!inputRequests.is_object() || inputRequests.empty()) {
+    asio::post(io_, [gather] { gather->done(gather->responses); });
+    return;
+  }
+  gather->remaining = inputRequests.size();
+  auto finish = [gather](const std::string& key, Result<Json> answer) {
+    if (!gather->done) return;
+    if (!answer) {
+      std::exchange(gather->done, nullptr)(std::unexpected(answer.error()));
+      return;
+    }
+    gather->responses[key] = std::move(*answer);
+    if (--gather->remaining == 0) std::exchange(gather->done, nullptr)(gather->responses);
+  };
+  for (const auto& [key, input] : inputRequests.items()) {
+    const std::string method = stringAt(input, "method");
+    const Json params = input.is_object() ? input.value("params", Json::object()) : Json::object();
+    if (method == "roots/list" && rootsProvider_) {
+      Json roots = Json::array();
+      for (const auto& root : rootsProvider_()) {
+        Json entry = {{"uri", root.uri}};
+        if (!root.name.empty()) entry["name"] = root.name;
+        roots.push_back(std::move(entry));
+      }
+      asio::post(io_, [finish, key, roots = std::move(roots)] {
+        finish(key, Json{{"roots", roots}});
+      });
+      continue;
+    }
+    const RequestHandler* handler = nullptr;
+    if (method == "elicitation/create" && elicitationHandler_) handler = &elicitationHandler_;
+    if (method == "sampling/createMessage" && samplingHandler_) handler = &samplingHandler_;
+    if (handler == nullptr) {
+      asio::post(io_, [finish, key,
+                       error = makeError(ErrorCode::kProtocol,
+                                         describe() + " asked for input kaja cannot give (" +
+                                             clip(method, 60) + ").")] {
+        finish(key, std::unexpected(error));
+      });
+      continue;
+    }
+    // The host may answer later or (by mistake) twice; only the first answer counts.
+    auto answered = std::make_shared<bool>(false);
+    (*handler)(params, [finish, key, answered](Result<Json> answer) {
+      if (!std::exchange(*answered, true)) finish(key, std::move(answer));
+    });
+  }
+}
+
+void Client::applyToolHeaders(std::vector<Tool>& tools) {
+  ToolParamHeaders headers;
+  std::erase_if(tools, [&](const Tool& tool) {
+    auto params = paramHeaders(tool.inputSchema);
+    if (!params) {
+      if (warningHandler_) {
+        warningHandler_(describe() + " offers tool '" + clip(tool.name, 60) +
+                        "', which kaja leaves out: " + params.error().message);
+      }
+      return true;
+    }
+    if (!params->empty()) headers[tool.name] = std::move(*params);
+    return false;
+  });
+  transport_->setToolParamHeaders(std::move(headers));
+}
+
+}  // namespace kaja::core::mcp
