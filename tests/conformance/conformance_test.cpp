@@ -1,0 +1,74 @@
+// kaja's client under the official MCP conformance suite: each client scenario runs
+// build/bin/kaja-conformance-client against the suite's own scenario server, at the
+// scenario's wire version. The suite's servers listen on every interface, so each run
+// happens in a fresh network namespace that has only loopback (unshare -n, needs root or
+// user namespaces; the test is skipped, saying so, where that is not permitted).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/support/run_command.h"
+
+namespace kaja::testing {
+namespace {
+
+struct Scenario {
+  const char* name;
+  const char* version;
+};
+
+const std::string kSuiteDir = std::string(KAJA_SOURCE_DIR) + "/tests/conformance/node_modules";
+const std::string kNode = kSuiteDir + "/.bin/node";
+const std::string kSuite = kSuiteDir + "/@modelcontextprotocol/conformance/dist/index.js";
+const std::string kDriver = std::string(KAJA_BIN_DIR) + "/kaja-conformance-client";
+const std::vector<std::string> kEnv = {"PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+                                       "HOME=/tmp", "NO_COLOR=1"};
+
+// Returns an empty string when `unshare -n` works here, else why it does not.
+std::string namespaceProblem() {
+  const auto result =
+      runCommand({"/usr/bin/unshare", "-n", "/bin/sh", "-c", "ip link set lo up && exit 0"}, kEnv);
+  if (result.exitCode == 0) return {};
+  return "unshare -n is not permitted here (" + result.err.substr(0, 200) +
+         "); the suite's servers would listen on every interface, so these scenarios are "
+         "not run";
+}
+
+class ConformanceTest : public ::testing::TestWithParam<Scenario> {};
+
+TEST_P(ConformanceTest, ScenarioPasses) {
+  if (const std::string problem = namespaceProblem(); !problem.empty()) GTEST_SKIP() << problem;
+  const Scenario& scenario = GetParam();
+  const std::string command = "ip link set lo up && exec '" + kNode + "' '" + kSuite +
+                              "' client --command '" + kDriver + "' --scenario " + scenario.name +
+                              " --spec-version " + scenario.version + " --timeout 20000";
+  const auto result = runCommand({"/usr/bin/unshare", "-n", "/bin/sh", "-c", command}, kEnv);
+  const std::string output = result.out + result.err;
+  SCOPED_TRACE(output.size() > 6000 ? output.substr(output.size() - 6000) : output);
+  EXPECT_EQ(output.find("SKIPPED: scenario"), std::string::npos) << "the suite skipped it";
+  EXPECT_NE(output.find("OVERALL: PASSED"), std::string::npos);
+  EXPECT_NE(output.find(" 0 failed, 0 warnings"), std::string::npos);
+  EXPECT_EQ(result.exitCode, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Client, ConformanceTest,
+    ::testing::Values(Scenario{"initialize", "2025-11-25"}, Scenario{"tools_call", "2025-11-25"},
+                      Scenario{"elicitation-sep1034-client-defaults", "2025-11-25"},
+                      Scenario{"sse-retry", "2025-11-25"}, Scenario{"tools_call", "2026-07-28"},
+                      Scenario{"request-metadata", "2026-07-28"},
+                      Scenario{"sep-2322-client-request-state", "2026-07-28"},
+                      Scenario{"http-standard-headers", "2026-07-28"},
+                      Scenario{"http-custom-headers", "2026-07-28"},
+                      Scenario{"http-invalid-tool-headers", "2026-07-28"},
+                      Scenario{"json-schema-ref-no-deref", "2026-07-28"}),
+    [](const ::testing::TestParamInfo<Scenario>& info) {
+      std::string name = std::string(info.param.name) + "_" + info.param.version;
+      for (char& c : name) {
+        if (std::isalnum(static_cast<unsigned char>(c)) == 0) c = '_';
+      }
+      return name;
+    });
+
+}  // namespace
+}  // namespace kaja::testing
