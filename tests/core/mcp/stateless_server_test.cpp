@@ -37,8 +37,9 @@ LaunchPlan statelessPlan(const std::string& mode) {
       {nodePath(), std::string(KAJA_SOURCE_DIR) + "/tests/servers/stateless_server.mjs", mode});
 }
 
-ClientOptions clientOptions() {
+ClientOptions clientOptions(bool discover = false) {
   ClientOptions options;
+  options.discover = discover;
   options.connectTimeout = 10s;  // node's start-up on a loaded 2-core machine
   options.requestTimeout = 10s;
   return options;
@@ -47,7 +48,7 @@ ClientOptions clientOptions() {
 // One Client over Streamable HTTP on a private io_context, each call driven to its end.
 class RemoteClient {
  public:
-  explicit RemoteClient(const std::string& url) {
+  explicit RemoteClient(const std::string& url, bool discover = false) {
     HttpOptions http;
     http.serverName = "stateless";
     http.addressPolicy.allowPrivate = true;  // the server is on 127.0.0.1
@@ -55,7 +56,7 @@ class RemoteClient {
     http.closeTimeout = 1s;
     auto transport = makeRemoteTransport(io_, RemotePlan{url, false, {}}, http);
     EXPECT_TRUE(transport) << transport.error().describe();
-    if (transport) client_ = Client::create(io_, *transport, clientOptions());
+    if (transport) client_ = Client::create(io_, *transport, clientOptions(discover));
   }
   ~RemoteClient() {
     if (!client_) return;
@@ -174,6 +175,32 @@ TEST_F(StatelessServerTest, OverStreamableHttp) {
   ASSERT_TRUE(info) << info.error().describe() << "\n" << info.error().detail;
   EXPECT_EQ(info->protocolVersion, kNegotiatedVersion);
   EXPECT_EQ(info->name, "kaja-stateless-test");
+  EXPECT_TRUE(info->hasTools());
+  expectToolsWork(client);
+}
+
+// With ClientOptions::discover the client asks server/discover first and speaks
+// 2026-07-28 statelessly: every request carries _meta, no initialize is sent.
+TEST_F(StatelessServerTest, DiscoversStatelessOverStdio) {
+  BlockingClient client(clientOptions(true));
+  StdioOptions stdio;
+  stdio.serverName = "stateless";
+  auto info = client.connect(statelessPlan("stdio"), stdio);
+  ASSERT_TRUE(info) << info.error().describe() << "\n" << info.error().detail;
+  EXPECT_EQ(info->protocolVersion, kStatelessProtocolVersion);
+  EXPECT_TRUE(info->hasTools());
+  expectToolsWork(client);
+  client.close();
+  EXPECT_TRUE(kaja::testing::zombieChildren().empty());
+}
+
+TEST_F(StatelessServerTest, DiscoversStatelessOverStreamableHttp) {
+  auto server = ServerProcess::start(statelessPlan("http"));
+  ASSERT_TRUE(server) << "the server never printed its port";
+  RemoteClient client(server->url("/"), true);
+  auto info = client.connect();
+  ASSERT_TRUE(info) << info.error().describe() << "\n" << info.error().detail;
+  EXPECT_EQ(info->protocolVersion, kStatelessProtocolVersion);
   EXPECT_TRUE(info->hasTools());
   expectToolsWork(client);
 }
