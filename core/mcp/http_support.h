@@ -35,6 +35,9 @@ struct HttpOptions {
   int maxRedirects = 3;                         ///< same-origin 307/308 followed per request (U7)
   int maxResumeAttempts = 3;  ///< reconnects with Last-Event-ID for one dropped stream
   bool openGetStream = true;  ///< Streamable HTTP: listen for server-initiated messages
+  /// After notifications/initialized, later messages wait at most this long for the GET
+  /// stream to open, so a server request sent on it right after the next call is not lost.
+  std::chrono::milliseconds listenWait{1000};
 };
 
 /// Returns `url` for messages: scheme, host, port and path, never the query (which may

@@ -59,7 +59,28 @@ void HttpTransport::send(const Message& message) {
     held_.push_back(message);
     return;
   }
+  if (awaitingListen_) {
+    beforeListen_.push_back(message);
+    return;
+  }
   post(message, false);
+  const auto* notification = std::get_if<Notification>(&message);
+  if (notification != nullptr && notification->method == "notifications/initialized" &&
+      options_.openGetStream && !listenKey_) {
+    // A server may send a request of its own on the GET stream as soon as it sees the next
+    // call; sent before that stream exists, it would be lost. So later messages wait for
+    // the stream, briefly.
+    awaitingListen_ = true;
+    after(options_.listenWait, [this] { releaseBeforeListen(); });
+  }
+}
+
+void HttpTransport::releaseBeforeListen() {
+  if (!awaitingListen_) return;
+  awaitingListen_ = false;
+  auto waiting = std::move(beforeListen_);
+  beforeListen_.clear();
+  for (const auto& message : waiting) send(message);
 }
 
 void HttpTransport::post(Message message, bool afterRenewal) {
@@ -151,6 +172,7 @@ void HttpTransport::onHead(std::uint64_t key, const net::HttpHead& head) {
   if (ok && initializing) {
     if (auto id = head.header("mcp-session-id"); !id.empty()) sessionId_ = std::move(id);
   }
+  if (listenKey_ && key == *listenKey_) releaseBeforeListen();
 }
 
 void HttpTransport::onBody(std::uint64_t key, std::string_view chunk) {
@@ -328,6 +350,7 @@ void HttpTransport::completePost(Exchange exchange) {
       exchange.message ? std::get_if<Notification>(&*exchange.message) : nullptr;
   if (notification != nullptr && notification->method == "notifications/initialized") {
     openListenStream("", 0);
+    if (!listenKey_) releaseBeforeListen();
   }
 }
 
@@ -443,6 +466,7 @@ void HttpTransport::openListenStream(std::string lastEventId, int attempt) {
 
 void HttpTransport::completeListen(Exchange exchange, const Result<void>& result) {
   listenKey_.reset();
+  releaseBeforeListen();
   if (closing_ || failure_ || renewing_) return;
   const long status = exchange.head.status;
   if (result && status == 405) return;  // the server sends nothing unasked
@@ -481,6 +505,8 @@ void HttpTransport::cancelAll() {
   for (const auto& timer : timers_) timer->cancel();
   timers_.clear();
   held_.clear();
+  awaitingListen_ = false;
+  beforeListen_.clear();
 }
 
 void HttpTransport::close() {

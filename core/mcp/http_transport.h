@@ -123,6 +123,7 @@ class HttpTransport final : public Transport, public std::enable_shared_from_thi
   void completeListen(Exchange exchange, const Result<void>& result);
   void dispatch(Exchange& exchange, Message message);
   void finishRenewal();
+  void releaseBeforeListen();
   void deliver(Message message);
   void resume(Exchange exchange, const std::string& why);
   void sessionExpired(Exchange exchange);
@@ -152,6 +153,8 @@ class HttpTransport final : public Transport, public std::enable_shared_from_thi
   bool probedSlash_ = false;
   bool renewing_ = false;
   std::deque<Message> held_;  // sent again once the session is renewed
+  bool awaitingListen_ = false;
+  std::deque<Message> beforeListen_;  // sent once the GET stream is open (or not coming)
   std::optional<std::uint64_t> listenKey_;
   int renewals_ = 0;
   int resumptions_ = 0;
