@@ -357,14 +357,14 @@ void HttpTransport::completePost(Exchange exchange) {
 bool HttpTransport::deliverErrorBody(Exchange& exchange) {
   // A 4xx that carries a JSON-RPC error (an unsupported version, an unknown method before
   // initialize) answers that one request; the connection stays usable, so a client can
-  // retry or fall back. The error's id may be null: it still answers the POSTed request.
+  // retry or fall back. Its id may be null or made up ("server-error" from some SDKs): it
+  // still answers the one request this POST carried.
   const auto* request = exchange.message ? std::get_if<Request>(&*exchange.message) : nullptr;
   if (exchange.kind != Kind::kPost || request == nullptr) return false;
   auto messages = parseMessages(exchange.body);
   if (!messages || messages->size() != 1) return false;
   auto* response = std::get_if<Response>(&messages->front());
   if (response == nullptr || !response->error) return false;
-  if (!response->id.is_null() && response->id != request->id) return false;
   response->id = request->id;
   dispatch(exchange, std::move(*response));
   return true;
