@@ -119,11 +119,11 @@ struct Host::Impl {
       batch->queue.pop_front();
       if (isStdio) ++batch->runningStdio;
       ++batch->outstanding;
-      startConnect(batch, index);
+      startConnect(batch, index, options.discover);
     }
   }
 
-  void startConnect(const std::shared_ptr<Batch>& batch, size_t index) {
+  void startConnect(const std::shared_ptr<Batch>& batch, size_t index, bool discover) {
     const Activation& wanted = batch->wanted[index];
     const std::string name = wanted.ability.name;
     if (options.events.connecting) options.events.connecting(name);
@@ -181,6 +181,7 @@ struct Host::Impl {
     mcp::ClientOptions clientOptions;
     clientOptions.connectTimeout = options.connectTimeout;
     clientOptions.requestTimeout = options.callTimeout;
+    clientOptions.discover = discover;
     connection->client = mcp::Client::create(io, opened->transport, clientOptions);
     auto& client = *connection->client;
     if (wanted.ability.roots) {
@@ -207,7 +208,19 @@ struct Host::Impl {
         warn(name + " disconnected: " + error.describe());
       }
     });
-    client.connect([this, connection, finish](Result<mcp::ServerInfo> info) {
+    client.connect([this, batch, index, discover, connection, finish, finished, timer,
+                    name](Result<mcp::ServerInfo> info) {
+      // A server that hangs up on server/discover (rather than answering with an error,
+      // which the client handles itself) gets one more start, with initialize alone.
+      if (!info && discover && info.error().code != ErrorCode::kTimeout && !*finished) {
+        *finished = true;
+        timer->cancel();
+        warn(name + ": the connection ended after server/discover (" + info.error().message +
+             "); starting it again with initialize alone");
+        closeConnection(connection,
+                        [this, batch, index] { startConnect(batch, index, /*discover=*/false); });
+        return;
+      }
       if (!info) {
         finish(std::unexpected(info.error()));
         return;

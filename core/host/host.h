@@ -48,6 +48,8 @@ struct HostOptions {
   std::chrono::milliseconds connectTimeout{10000};  ///< start + initialize + tools/list (K9)
   std::chrono::milliseconds callTimeout{15000};     ///< per tools/call by default (U6)
   std::size_t maxParallelStdio = 4;                 ///< stdio servers starting at once (U6)
+  /// Try protocol 2026-07-28 (server/discover) first, falling back to initialize.
+  bool discover = true;
   /// How long a stdio server gets to exit after its stdin closes, and again after SIGTERM.
   std::chrono::milliseconds closeGrace{1000};
   HostEvents events;

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "tests/core/mcp/http_test_servers.h"
 #include "tests/core/mcp/test_servers.h"
@@ -203,6 +204,45 @@ TEST(HostTest, RemoteAbilitiesConnectAndADeadPortIsSkipped) {
   auto echo = host.callTool("streamable", "echo", {{"message", "over http"}});
   ASSERT_TRUE(echo.has_value()) << echo.error().describe();
   EXPECT_THAT(echo->text(), HasSubstr("over http"));
+}
+
+TEST(HostTest, AServerThatHangsUpOnDiscoverIsStartedAgainWithInitialize) {
+  // An old server that exits on any method it does not know, before initialize.
+  kaja::testing::ScopedTempDir dir;
+  std::string script = dir.path() + "/old_server.cjs";
+  std::ofstream(script) << R"(
+let buffered = '';
+process.stdin.on('data', (chunk) => {
+  buffered += chunk;
+  let newline;
+  while ((newline = buffered.indexOf('\n')) >= 0) {
+    const message = JSON.parse(buffered.slice(0, newline));
+    buffered = buffered.slice(newline + 1);
+    const reply = (result) =>
+      process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }) + '\n');
+    if (message.method === 'initialize') {
+      reply({ protocolVersion: '2025-06-18', capabilities: { tools: {} },
+              serverInfo: { name: 'old', version: '1' } });
+    } else if (message.method === 'tools/list') {
+      reply({ tools: [{ name: 'only', inputSchema: { type: 'object' } }] });
+    } else if (message.id !== undefined) {
+      process.exit(3);
+    }
+  }
+});
+)";
+  std::vector<std::string> warnings;
+  HostOptions options;
+  options.events.warning = [&](const std::string& text) { warnings.push_back(text); };
+  Host host(options);
+  auto reports = host.activate(
+      {stdioActivation("old", kaja::testing::minimalPlan({kaja::testing::nodePath(), script}))});
+  ASSERT_TRUE(reports[0].ok) << reports[0].error->describe();
+  EXPECT_EQ(reports[0].protocolVersion, "2025-06-18");
+  ASSERT_EQ(reports[0].tools.size(), 1u);
+  EXPECT_EQ(reports[0].tools[0].name, "only");
+  ASSERT_FALSE(warnings.empty());
+  EXPECT_THAT(warnings.front(), HasSubstr("initialize alone"));
 }
 
 TEST(HostTest, ClosingEndsEveryServer) {
