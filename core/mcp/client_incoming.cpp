@@ -23,12 +23,7 @@ void Client::onServerRequest(const Request& request) {
     return;
   }
   if (method == "roots/list" && rootsProvider_) {
-    Json roots = Json::array();
-    for (const auto& root : rootsProvider_()) {
-      Json entry = {{"uri", root.uri}};
-      if (!root.name.empty()) entry["name"] = root.name;
-      roots.push_back(std::move(entry));
-    }
+    Json roots = rootsToJson(rootsProvider_());
     respond(request.id, Json{{"roots", std::move(roots)}});
     return;
   }

@@ -171,12 +171,7 @@ void Client::answerInputs(const Json& inputRequests, std::function<void(Result<J
     const std::string method = stringAt(input, "method");
     const Json params = input.is_object() ? input.value("params", Json::object()) : Json::object();
     if (method == "roots/list" && rootsProvider_) {
-      Json roots = Json::array();
-      for (const auto& root : rootsProvider_()) {
-        Json entry = {{"uri", root.uri}};
-        if (!root.name.empty()) entry["name"] = root.name;
-        roots.push_back(std::move(entry));
-      }
+      Json roots = rootsToJson(rootsProvider_());
       asio::post(io_, [finish, key, roots = std::move(roots)] {
         finish(key, Json{{"roots", roots}});
       });

@@ -6,6 +6,16 @@
 
 namespace kaja::core::mcp {
 
+Result<net::Url> parseServerUrl(const std::string& url, const std::string& serverName) {
+  auto parsed = net::parseUrl(url);
+  if (!parsed) {
+    Error error = parsed.error();
+    error.context = serverName;
+    return std::unexpected(std::move(error));
+  }
+  return parsed;
+}
+
 std::string displayUrl(const net::Url& url) {
   const bool v6 = url.host.find(':') != std::string::npos;
   std::string text = url.scheme + "://" + (v6 ? "[" + url.host + "]" : url.host);

@@ -40,6 +40,9 @@ struct HttpOptions {
   std::chrono::milliseconds listenWait{1000};
 };
 
+/// Parses a remote ability's URL; an error names the server in its context.
+Result<net::Url> parseServerUrl(const std::string& url, const std::string& serverName);
+
 /// Returns `url` for messages: scheme, host, port and path, never the query (which may
 /// carry a key).
 std::string displayUrl(const net::Url& url);

@@ -22,12 +22,8 @@ bool isSessionExpired(const Error& error) {
 Result<std::shared_ptr<HttpTransport>> HttpTransport::create(asio::io_context& io,
                                                              const RemotePlan& plan,
                                                              HttpOptions options) {
-  auto url = net::parseUrl(plan.url);
-  if (!url) {
-    Error error = url.error();
-    error.context = options.serverName;
-    return std::unexpected(std::move(error));
-  }
+  auto url = parseServerUrl(plan.url, options.serverName);
+  if (!url) return std::unexpected(url.error());
   return std::shared_ptr<HttpTransport>(
       new HttpTransport(io, std::move(*url), plan, std::move(options)));
 }

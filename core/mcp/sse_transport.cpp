@@ -8,12 +8,8 @@ namespace asio = boost::asio;
 Result<std::shared_ptr<SseTransport>> SseTransport::create(asio::io_context& io,
                                                            const RemotePlan& plan,
                                                            HttpOptions options) {
-  auto url = net::parseUrl(plan.url);
-  if (!url) {
-    Error error = url.error();
-    error.context = options.serverName;
-    return std::unexpected(std::move(error));
-  }
+  auto url = parseServerUrl(plan.url, options.serverName);
+  if (!url) return std::unexpected(url.error());
   return std::shared_ptr<SseTransport>(
       new SseTransport(io, std::move(*url), plan, std::move(options)));
 }

@@ -78,6 +78,16 @@ std::vector<Json> ToolResult::blocksOfType(std::string_view type) const {
   return out;
 }
 
+Json rootsToJson(const std::vector<Root>& roots) {
+  Json out = Json::array();
+  for (const auto& root : roots) {
+    Json entry = {{"uri", root.uri}};
+    if (!root.name.empty()) entry["name"] = root.name;
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
 std::string fileUri(std::string_view absolutePath) {
   std::string uri = "file://";
   for (const unsigned char c : absolutePath) {

@@ -83,6 +83,9 @@ struct Root {
   std::string name;  ///< optional label
 };
 
+/// Returns the roots as a roots/list result's array: [{uri, name?}, …].
+Json rootsToJson(const std::vector<Root>& roots);
+
 /// Returns a file:// URI for an absolute path, percent-encoding what needs it.
 std::string fileUri(std::string_view absolutePath);
 
