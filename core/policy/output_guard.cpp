@@ -62,6 +62,17 @@ GuardedOutput guardOutput(const mcp::ToolResult& result, const OutputLimits& lim
   size_t mediaLeft = limits.mediaBytes;
   std::optional<size_t> markerBlock;  // the first block that lost text
   Json content = Json::array();
+  // A media block is kept whole while the media budget lasts, else replaced by a note.
+  auto keepMedia = [&](const Json& block, size_t size, const std::string& what,
+                       const std::string& mimeType) {
+    if (size <= mediaLeft) {
+      mediaLeft -= size;
+      content.push_back(block);
+      return;
+    }
+    ++out.report.mediaBlocksReplaced;
+    content.push_back(textBlock(mediaNote(what, mimeType, size, limits.mediaBytes)));
+  };
   for (const auto& block : result.content()) {
     std::string type = block.is_object() ? stringAt(block, "type") : std::string();
     size_t cutBefore = text.cut();
@@ -91,28 +102,12 @@ GuardedOutput guardOutput(const mcp::ToolResult& result, const OutputLimits& lim
         }
         continue;
       }
-      size_t size = stringAt(resource, "blob").size();
-      if (size <= mediaLeft) {
-        mediaLeft -= size;
-        content.push_back(block);
-      } else {
-        ++out.report.mediaBlocksReplaced;
-        content.push_back(
-            textBlock(mediaNote("file", stringAt(resource, "mimeType"), size, limits.mediaBytes)));
-      }
+      keepMedia(block, stringAt(resource, "blob").size(), "file", stringAt(resource, "mimeType"));
       continue;
     }
     if (type == "image" || type == "audio") {
-      size_t size = stringAt(block, "data").size();
-      if (size <= mediaLeft) {
-        mediaLeft -= size;
-        content.push_back(block);
-      } else {
-        ++out.report.mediaBlocksReplaced;
-        content.push_back(
-            textBlock(mediaNote(type == "image" ? "an image" : "audio", stringAt(block, "mimeType"),
-                                size, limits.mediaBytes)));
-      }
+      keepMedia(block, stringAt(block, "data").size(), type == "image" ? "an image" : "audio",
+                stringAt(block, "mimeType"));
       continue;
     }
     content.push_back(block);
