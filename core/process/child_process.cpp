@@ -4,10 +4,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -127,8 +129,24 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::start(const LaunchPlan& plan
   envp.push_back(nullptr);
 
   pid_t pid = -1;
-  rc =
-      ::posix_spawn(&pid, program.c_str(), &setup.actions_, &setup.attr_, argv.data(), envp.data());
+  auto spawn = [&] {
+    return ::posix_spawn(&pid, program.c_str(), &setup.actions_, &setup.attr_, argv.data(),
+                         envp.data());
+  };
+  if (plan.niceness > 0) {
+    // A child inherits the nice value of the thread that spawns it, and lowering one's own
+    // priority cannot be undone without privilege, so a thread of its own lowers its
+    // priority, spawns and ends.
+    std::thread([&] {
+      const auto self = static_cast<id_t>(::gettid());
+      errno = 0;
+      const int current = ::getpriority(PRIO_PROCESS, self);
+      if (errno == 0) ::setpriority(PRIO_PROCESS, self, std::min(19, current + plan.niceness));
+      rc = spawn();
+    }).join();
+  } else {
+    rc = spawn();
+  }
   if (rc != 0) {
     // The working directory is named too: addchdir_np fails with ENOENT just the same.
     return fail(

@@ -28,6 +28,10 @@ struct LaunchPlan {
   std::vector<EnvVar> env;
   std::string workingDir;             ///< empty means inherit
   std::vector<std::string> shownEnv;  ///< names of the variables the ability itself adds
+  /// How many steps below kaja's own CPU priority (nice) the child starts, 0 to 19. Its
+  /// children inherit it. Only for short-lived servers: without privilege a process can
+  /// never raise its priority again.
+  int niceness = 0;
 
   /// Returns the command line for people: the names (never the values) of the variables
   /// the ability adds, as "NAME=…", then argv shell-quoted.

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,6 +39,24 @@ TEST(ChildProcessTest, PassesExactlyThePlannedEnvironment) {
   const auto status = (*child)->terminate(1s);
   EXPECT_FALSE(status.signaled);
   EXPECT_EQ(status.code, 0);
+}
+
+TEST(ChildProcessTest, NicenessLowersTheChildsPriorityButNotOurs) {
+  errno = 0;
+  const int ours = ::getpriority(PRIO_PROCESS, 0);
+  ASSERT_EQ(errno, 0);
+  if (ours > 14) GTEST_SKIP() << "this test already runs at niceness " << ours;
+  LaunchPlan plan = minimalPlan({"/usr/bin/nice"});  // prints its own niceness
+  plan.niceness = 5;
+  auto child = ChildProcess::start(plan);
+  ASSERT_TRUE(child) << child.error().message;
+  EXPECT_EQ(readAll((*child)->takeStdout()), std::to_string(ours + 5) + "\n");
+  (*child)->terminate(1s);
+  EXPECT_EQ(::getpriority(PRIO_PROCESS, 0), ours);
+
+  auto plain = ChildProcess::start(minimalPlan({"/usr/bin/nice"}));
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_EQ(readAll((*plain)->takeStdout()), std::to_string(ours) + "\n");
 }
 
 TEST(ChildProcessTest, MissingExecutableIsASpawnErrorNamingItAndErrno) {
