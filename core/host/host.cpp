@@ -8,6 +8,7 @@
 
 #include "core/host/transport_factory.h"
 #include "core/mcp/client.h"
+#include "core/process/cpu_time.h"
 #include "core/util/loop_thread.h"
 
 namespace kaja::core {
@@ -142,7 +143,11 @@ struct Host::Impl {
       ConnectReport& report = batch->reports[index];
       report.elapsed =
           std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
-      if (connection->stdio) report.stderrTail = connection->stdio->stderrTail();
+      if (connection->stdio) {
+        report.stderrTail = connection->stdio->stderrTail();
+        report.cpu =
+            processGroupCpuTime(connection->stdio->pid()).value_or(std::chrono::milliseconds(-1));
+      }
       if (isStdio) --batch->runningStdio;
       if (tools) {
         report.ok = true;
@@ -227,7 +232,7 @@ struct Host::Impl {
       }
       connection->client->listTools(
           [this, connection, finish](Result<std::vector<mcp::Tool>> tools) {
-            if (!tools || !connection->activation.ability.roots) {
+            if (!tools || !connection->activation.ability.roots || !options.waitForRoots) {
               finish(std::move(tools));
               return;
             }

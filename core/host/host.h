@@ -31,6 +31,9 @@ struct ConnectReport {
   std::string stderrTail;  ///< the server's last stderr bytes, for --verbose
   std::vector<mcp::Tool> tools;
   std::chrono::milliseconds elapsed{0};  ///< start to tools listed
+  /// CPU the server's processes had used by then (stdio only; -1 when unknown). Unlike
+  /// `elapsed` it hardly changes when other servers start at the same time.
+  std::chrono::milliseconds cpu{-1};
   std::string protocolVersion;
   std::string serverName;
   bool reused = false;  ///< it was already connected and was kept
@@ -50,6 +53,10 @@ struct HostOptions {
   std::size_t maxParallelStdio = 4;                 ///< stdio servers starting at once (U6)
   /// Try protocol 2026-07-28 (server/discover) first, falling back to initialize.
   bool discover = true;
+  /// Whether a `roots` server counts as connected only once it has fetched its roots (and
+  /// had a moment to apply them), so that calls are judged against its folders. A program
+  /// that only lists tools need not wait.
+  bool waitForRoots = true;
   /// How long a stdio server gets to exit after its stdin closes, and again after SIGTERM.
   std::chrono::milliseconds closeGrace{1000};
   HostEvents events;
