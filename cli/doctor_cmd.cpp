@@ -12,6 +12,7 @@
 #include "cli/output.h"
 #include "cli/prompt.h"
 #include "core/host/host.h"
+#include "core/host/start_priority.h"
 #include "core/mcp/types.h"
 #include "personas/persona_resolver.h"
 
@@ -34,6 +35,8 @@ struct DoctorRow {
   size_t offered = 0;  ///< after the ability's own allow-list
   size_t schemaChars = 0;
   long ms = -1;
+  long cpuMs = -1;   ///< CPU the server used to connect
+  int niceness = 0;  ///< started at lower CPU priority, so `ms` is longer than alone
   std::string error;
   std::string hint;
   std::string stderrTail;
@@ -130,6 +133,7 @@ std::optional<core::Activation> plan(const marketplace::AbilityRecord& record,
 void fillFromReport(const core::ConnectReport& report, const core::Ability& ability,
                     DoctorRow& row) {
   row.ms = static_cast<long>(report.elapsed.count());
+  row.cpuMs = static_cast<long>(report.cpu.count());
   row.stderrTail = report.stderrTail;
   if (!report.ok) {
     row.state = "failed";
@@ -207,6 +211,8 @@ json toJson(const std::vector<DoctorRow>& rows, const std::vector<std::string>& 
                  {"schemaChars", row.schemaChars},
                  {"schemaTokens", row.schemaChars / 4},
                  {"ms", row.ms >= 0 ? json(row.ms) : json()},
+                 {"cpuMs", row.cpuMs >= 0 ? json(row.cpuMs) : json()},
+                 {"lowPriority", row.niceness > 0},
                  {"error", orNull(row.error)},
                  {"hint", orNull(row.hint)}};
     if (options().verbose) item["stderr"] = row.stderrTail;
@@ -242,6 +248,8 @@ int runDoctor(std::span<const std::string> args) {
   core::HostOptions hostOptions;
   // Doctor only checks servers; it need not wait long for them to wind down.
   hostOptions.closeGrace = std::chrono::milliseconds(300);
+  // Listing a roots server's tools does not need its folders applied.
+  hostOptions.waitForRoots = false;
   if (auto timeout = parsed->value("--timeout")) {
     char* end = nullptr;
     double seconds = std::strtod(timeout->c_str(), &end);
@@ -285,6 +293,23 @@ int runDoctor(std::span<const std::string> args) {
     rows.push_back(std::move(row));
   }
 
+  // Servers that were cheap to start last time start at lower CPU priority, so the
+  // costliest, which decides when doctor is done, gets the cores first.
+  std::string costsFile = context->paths.dataDir + "/connect-costs.json";
+  auto costs = core::ConnectCosts::load(costsFile);
+  std::vector<std::string> spawned;
+  std::vector<size_t> spawnedIndex;
+  for (size_t i = 0; i < activations.size(); ++i) {
+    if (!activations[i].resolution.launch) continue;
+    spawned.push_back(activations[i].ability.name);
+    spawnedIndex.push_back(i);
+  }
+  auto niceness = costs.niceness(spawned);
+  for (size_t k = 0; k < spawned.size(); ++k) {
+    activations[spawnedIndex[k]].resolution.launch->niceness = niceness[k];
+    rows[rowOf[spawnedIndex[k]]].niceness = niceness[k];
+  }
+
   // Progress goes to stderr on a terminal only, on one line that updates in place.
   bool progress = !asJson && ::isatty(STDERR_FILENO) != 0;
   std::mutex mutex;
@@ -305,7 +330,12 @@ int runDoctor(std::span<const std::string> args) {
   host.closeAll();
   if (progress && !activations.empty()) std::fprintf(stderr, "\r\033[K");
   for (size_t i = 0; i < reports.size(); ++i) {
-    fillFromReport(reports[i], activations[i].ability, rows[rowOf[i]]);
+    DoctorRow& row = rows[rowOf[i]];
+    fillFromReport(reports[i], activations[i].ability, row);
+    if (reports[i].ok) costs.record(row.name, reports[i].cpu);
+  }
+  if (auto saved = costs.save(costsFile); !saved && options().verbose) {
+    printWarning("could not keep what each server cost to start: " + saved.error().message);
   }
 
   bool ok = std::none_of(rows.begin(), rows.end(),

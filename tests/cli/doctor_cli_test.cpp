@@ -145,5 +145,36 @@ TEST_F(DoctorCliTest, WarnsWhenAPersonaOffersTooManyTools) {
   EXPECT_THAT(report["warnings"][0].get<std::string>(), HasSubstr("persona \"big\" offers"));
 }
 
+TEST_F(DoctorCliTest, ServersCheapLastTimeStartAtLowerPriority) {
+  // `nice` prints the server's niceness to stderr, which --json --verbose shows.
+  root_.write("market/abilities/everything/mcp.toml",
+              "command = \"/bin/sh\"\nargs = [\"-c\", \"echo niceness=$(nice) >&2; exec node " +
+                  npmScript("server-everything") + " stdio\"]\n");
+  root_.write("data/kaja/connect-costs.json", "{\"everything\": 100, \"files\": 9000}");
+  int exitCode = -1;
+  json report = doctor({"--verbose"}, exitCode);
+  ASSERT_TRUE(report.is_object()) << stderr_;
+  EXPECT_EQ(exitCode, 0) << report.dump(2);
+  json everything = row(report, "everything");
+  json files = row(report, "files");
+  EXPECT_EQ(everything["lowPriority"], true);
+  EXPECT_EQ(files["lowPriority"], false);
+  EXPECT_THAT(everything["stderr"].get<std::string>(), HasSubstr("niceness=10"));
+
+  // What each used this time replaces what was remembered.
+  json remembered = json::parse(testing::readFile(root_.path() + "/data/kaja/connect-costs.json"),
+                                nullptr, false);
+  ASSERT_TRUE(remembered.is_object());
+  EXPECT_EQ(remembered["files"], files["cpuMs"]);
+  EXPECT_EQ(remembered["everything"], everything["cpuMs"]);
+  // A node server cannot start on less than 10 ms of CPU.
+  EXPECT_GT(files["cpuMs"].get<long>(), 10);
+  EXPECT_LT(files["cpuMs"].get<long>(), 9000);
+
+  // Named alone, nothing is slowed.
+  report = doctor({"everything", "--verbose"}, exitCode);
+  EXPECT_EQ(row(report, "everything")["lowPriority"], false);
+}
+
 }  // namespace
 }  // namespace kaja::cli
