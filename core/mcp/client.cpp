@@ -97,6 +97,10 @@ void Client::connect(std::function<void(Result<ServerInfo>)> done) {
                                       },
                                       [weak](const Error& error) {
                                         if (auto self = weak.lock()) self->onTransportClosed(error);
+                                      },
+                                      [weak](const Json& id, const Error& error) {
+                                        if (auto self = weak.lock())
+                                          self->onRequestFailed(id, error);
                                       }});
 
   // One callback reaches `done`: whichever of the reply, the error and the timer is first.
@@ -454,6 +458,14 @@ void Client::onMessage(Message message) {
   } else {
     onNotification(std::get<Notification>(message));
   }
+}
+
+void Client::onRequestFailed(const Json& id, const Error& error) {
+  const auto it = id.is_number_integer() ? pending_.find(id.get<std::int64_t>()) : pending_.end();
+  if (it == pending_.end()) return;
+  Pending pending = std::move(it->second);
+  pending_.erase(it);
+  pending.done(std::unexpected(error));
 }
 
 void Client::onResponse(Response&& response) {

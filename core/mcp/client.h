@@ -153,6 +153,7 @@ class Client : public std::enable_shared_from_this<Client> {
   void onDeadline();
   void onMessage(Message message);
   void onResponse(Response&& response);
+  void onRequestFailed(const Json& id, const Error& error);
   void onServerRequest(const Request& request);
   void onNotification(const Notification& notification);
   void onTimeout(std::int64_t id);

@@ -111,4 +111,11 @@ std::chrono::milliseconds reconnectDelay(std::optional<std::chrono::milliseconds
   return std::clamp(*retry, std::chrono::milliseconds(0), std::chrono::milliseconds(30000));
 }
 
+const Request* requestFailingAlone(const std::optional<Message>& posted, long status) {
+  const auto* request = posted ? std::get_if<Request>(&*posted) : nullptr;
+  if (request == nullptr || status == 401 || status == 403) return nullptr;
+  if (request->method == "initialize" || request->method == "server/discover") return nullptr;
+  return request;
+}
+
 }  // namespace kaja::core::mcp

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/mcp/json_rpc.h"
 #include "core/net/address_guard.h"
 #include "core/net/http_worker.h"
 #include "core/net/url.h"
@@ -61,6 +62,12 @@ Result<net::Url> redirectTarget(const std::string& who, const std::string& serve
                                 int redirectsSoFar, int maxRedirects);
 
 /// Returns true for the statuses redirectTarget() handles.
+/// Returns the request an HTTP error `status` on its POST should fail alone, or nullptr when
+/// the status ends the whole connection: the POST carried no request, the session was not
+/// up yet (initialize, server/discover), or the key was refused (401, 403), which every
+/// request would meet again. One tool crashing its handler need not end every other call.
+const Request* requestFailingAlone(const std::optional<Message>& posted, long status);
+
 inline bool isRedirect(long status) {
   return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }

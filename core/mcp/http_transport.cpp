@@ -310,8 +310,16 @@ void HttpTransport::completePost(Exchange exchange) {
       fatal(sessionExpiredError("a new initialize got HTTP " + std::to_string(status)));
       return;
     }
-    fatal(httpStatusError(describe(), options_.serverName, methodOf(get),
-                          exchange.probingSlash ? url_ : exchange.url, status, exchange.body));
+    Error error =
+        httpStatusError(describe(), options_.serverName, methodOf(get),
+                        exchange.probingSlash ? url_ : exchange.url, status, exchange.body);
+    const Request* request =
+        exchange.kind == Kind::kPost ? requestFailingAlone(exchange.message, status) : nullptr;
+    if (request != nullptr && handlers_.onRequestFailed) {
+      handlers_.onRequestFailed(request->id, error);
+      return;
+    }
+    fatal(std::move(error));
     return;
   }
   if (exchange.probingSlash) url_ = exchange.url;

@@ -206,8 +206,15 @@ void SseTransport::onDone(std::uint64_t key, Result<void> result) {
     return;
   }
   if (status / 100 != 2) {
-    fatal(httpStatusError(describe(), options_.serverName, method, exchange.url, status,
-                          exchange.body));
+    Error error = httpStatusError(describe(), options_.serverName, method, exchange.url, status,
+                                  exchange.body);
+    const Request* request =
+        exchange.stream ? nullptr : requestFailingAlone(exchange.message, status);
+    if (request != nullptr && handlers_.onRequestFailed) {
+      handlers_.onRequestFailed(request->id, error);
+      return;
+    }
+    fatal(std::move(error));
     return;
   }
   if (exchange.stream) {

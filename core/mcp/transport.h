@@ -20,6 +20,10 @@ struct TransportHandlers {
   /// Error says why: the server exited (status, stderr tail), broke the protocol, or
   /// close() was called (kConnect, "closed").
   std::function<void(const Error&)> onClosed;
+  /// The request with `id` failed without an answer while the connection stays usable
+  /// (an HTTP error status on the POST that carried it). When unset, such a failure ends
+  /// the connection through onClosed instead.
+  std::function<void(const Json& id, const Error&)> onRequestFailed;
 };
 
 /// One connection to one MCP server that carries JSON-RPC messages both ways: stdio

@@ -12,7 +12,8 @@
 //   redirect-307 (to /real), redirect-307-cross (to http://localhost:<port>/real),
 //   redirect-loop, slash-only (only /mcp/ exists), drop-stream (tools/call's stream
 //   ends after an id and a retry; GET with Last-Event-ID delivers the answer),
-//   legacy (HTTP+SSE at /sse), legacy-cross (its endpoint is on another origin).
+//   legacy (HTTP+SSE at /sse), legacy-cross (its endpoint is on another origin),
+//   legacy-500 (legacy, and every tools/call POST gets HTTP 500).
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -168,8 +169,12 @@ void serveLegacy(int fd, const HttpRequest& request) {
     }
   }
   if (request.method == "POST" && request.path.starts_with("/messages")) {
-    respond(fd, 202, "Accepted");
     const Json message = Json::parse(request.body, nullptr, false);
+    if (mode == "legacy-500" && message.value("method", "") == "tools/call") {
+      respond(fd, 500, "database on fire");
+      return;
+    }
+    respond(fd, 202, "Accepted");
     if (message.contains("id") && message.contains("method")) {
       std::lock_guard lock(mutex);
       legacyQueue.push_back("event: message\ndata: " + answer(message).dump() + "\n\n");

@@ -194,6 +194,26 @@ TEST(HttpFaultTest, ServerErrorNamesStatusAndExcerpt) {
   EXPECT_TRUE(contains(result.error().message, "HTTP 500")) << result.error().message;
   EXPECT_TRUE(contains(result.error().message, "database on fire")) << result.error().message;
   EXPECT_FALSE(contains(result.error().message, "\n"));
+  // The 500 failed that one call; the connection goes on serving the others.
+  auto tools = fault.remote.listTools();
+  ASSERT_TRUE(tools) << tools.error().describe();
+  EXPECT_EQ(tools->size(), 1u);
+  auto again = fault.remote.call("echo");
+  ASSERT_FALSE(again);
+  EXPECT_TRUE(contains(again.error().message, "HTTP 500")) << again.error().message;
+  EXPECT_TRUE(fault.remote.listTools());
+}
+
+TEST(HttpFaultTest, LegacySseServerErrorFailsOnlyThatCall) {
+  Fault fault("legacy-500", "/sse", /*sse=*/true);
+  ASSERT_TRUE(fault.server);
+  ASSERT_TRUE(fault.remote.connect());
+  auto result = fault.remote.call("echo");
+  ASSERT_FALSE(result);
+  EXPECT_TRUE(contains(result.error().message, "HTTP 500")) << result.error().message;
+  auto tools = fault.remote.listTools();
+  ASSERT_TRUE(tools) << tools.error().describe();
+  EXPECT_EQ(tools->size(), 1u);
 }
 
 TEST(HttpFaultTest, UnauthorizedAsksForTheKey) {
