@@ -14,6 +14,7 @@ namespace {
 
 using nlohmann::json;
 
+// NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json members fool the check.
 struct Row {
   std::string name;
   std::string transport;
@@ -38,7 +39,7 @@ Row describe(const marketplace::AbilityRecord& record, const core::RunnerContext
   row.manifest = record.dir + "/mcp.toml";
   if (!record.ability) {
     row.state = "broken";
-    row.reason = record.error->describe();
+    row.reason = record.error.describe();
     return row;
   }
   const core::Ability& ability = *record.ability;

@@ -131,7 +131,7 @@ int runCall(std::span<const std::string> args) {
     printError(why);
     return kExitConnect;
   }
-  if (!report->ok) {
+  if (report->error) {
     printError(*report->error);
     return kExitConnect;
   }
@@ -147,9 +147,14 @@ int runCall(std::span<const std::string> args) {
                                  return host.callTool(ability, name, values);
                                });
   if (outcome.refusal) return refusedExit(outcome.refusal->message);
-  if (outcome.error) {
-    printError(*outcome.error);
-    return exitCodeFor(*outcome.error);
+  if (outcome.error || !outcome.result) {
+    const core::Error error =
+        outcome.error.value_or(core::Error{core::ErrorCode::kInternal,
+                                           "the call ended with neither a result nor an error",
+                                           ability,
+                                           {}});
+    printError(error);
+    return exitCodeFor(error);
   }
   for (const auto& copy : outcome.backups) {
     if (options().verbose) std::fprintf(stderr, "kaja: kept a copy at %s\n", copy.c_str());

@@ -85,7 +85,7 @@ std::optional<core::Activation> plan(const marketplace::AbilityRecord& record,
   row.name = record.name;
   if (!record.ability) {
     row.state = "failed";
-    row.error = record.error->describe();
+    row.error = record.error.describe();
     row.hint = "fix the manifest";
     return std::nullopt;
   }
@@ -135,7 +135,7 @@ void fillFromReport(const core::ConnectReport& report, const core::Ability& abil
   row.ms = static_cast<long>(report.elapsed.count());
   row.cpuMs = static_cast<long>(report.cpu.count());
   row.stderrTail = report.stderrTail;
-  if (!report.ok) {
+  if (report.error) {
     row.state = "failed";
     row.error = report.error->message;
     return;
@@ -298,16 +298,17 @@ int runDoctor(std::span<const std::string> args) {
   std::string costsFile = context->paths.dataDir + "/connect-costs.json";
   auto costs = core::ConnectCosts::load(costsFile);
   std::vector<std::string> spawned;
-  std::vector<size_t> spawnedIndex;
+  std::vector<std::pair<core::LaunchPlan*, DoctorRow*>> started;
   for (size_t i = 0; i < activations.size(); ++i) {
-    if (!activations[i].resolution.launch) continue;
+    auto& launch = activations[i].resolution.launch;
+    if (!launch) continue;
     spawned.push_back(activations[i].ability.name);
-    spawnedIndex.push_back(i);
+    started.emplace_back(&*launch, &rows[rowOf[i]]);
   }
   auto niceness = costs.niceness(spawned);
-  for (size_t k = 0; k < spawned.size(); ++k) {
-    activations[spawnedIndex[k]].resolution.launch->niceness = niceness[k];
-    rows[rowOf[spawnedIndex[k]]].niceness = niceness[k];
+  for (size_t k = 0; k < started.size(); ++k) {
+    started[k].first->niceness = niceness[k];
+    started[k].second->niceness = niceness[k];
   }
 
   // Progress goes to stderr on a terminal only, on one line that updates in place.

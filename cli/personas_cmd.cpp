@@ -47,7 +47,7 @@ int listPersonas(const Context& context, bool asJson) {
         item["abilities"] = abilities;
         item["error"] = nullptr;
       } else {
-        item["error"] = record.error->describe();
+        item["error"] = record.error.describe();
       }
       out.push_back(std::move(item));
     }
@@ -59,7 +59,7 @@ int listPersonas(const Context& context, bool asJson) {
     std::string marker = record.name == active ? "* " : "  ";
     std::printf("%s%s", marker.c_str(), colour(record.name, "1", colourful).c_str());
     if (!record.persona) {
-      std::printf("  %s\n", colour("broken: " + record.error->describe(), "31", colourful).c_str());
+      std::printf("  %s\n", colour("broken: " + record.error.describe(), "31", colourful).c_str());
       continue;
     }
     if (!record.persona->description.empty()) {

@@ -61,7 +61,7 @@ int runTools(std::span<const std::string> args) {
   json dropped = json::array();
   json failed = json::array();
   for (const auto& report : session->reports) {
-    if (!report.ok) {
+    if (report.error) {
       failed.push_back({{"ability", report.ability}, {"error", report.error->describe()}});
       continue;
     }

@@ -77,7 +77,7 @@ Catalog Catalog::load(const std::vector<std::string>& layers, bool firstLayerShi
         if (ability == nullptr) {
           record.warnings.push_back("persona \"" + name + "\" lists \"" + entry.ability +
                                     "\", but no such ability exists.");
-        } else if (ability->error) {
+        } else if (!ability->ability) {
           record.warnings.push_back("persona \"" + name + "\" lists \"" + entry.ability +
                                     "\", whose manifest is broken.");
         }

@@ -16,7 +16,7 @@ struct AbilityRecord {
   std::string dir;
   bool shipped = false;
   std::optional<core::Ability> ability;  ///< set when the manifest loaded
-  std::optional<core::Error> error;      ///< set when it is broken
+  core::Error error;                     ///< why it is broken, when `ability` is empty
 };
 
 /// One persona file as found on disk.
@@ -25,7 +25,7 @@ struct PersonaRecord {
   std::string file;
   bool shipped = false;
   std::optional<core::Persona> persona;
-  std::optional<core::Error> error;
+  core::Error error;                  ///< why it is broken, when `persona` is empty
   std::vector<std::string> warnings;  ///< e.g. an ability it names that does not exist
 };
 

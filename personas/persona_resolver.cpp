@@ -32,7 +32,7 @@ core::Result<ResolvedPersona> resolvePersona(const marketplace::Catalog& catalog
     return core::fail(core::ErrorCode::kNotFound,
                       "there is no persona named \"" + name + "\"; `kaja personas` lists them");
   }
-  if (!record->persona) return std::unexpected(*record->error);
+  if (!record->persona) return std::unexpected(record->error);
 
   ResolvedPersona out;
   out.name = name;

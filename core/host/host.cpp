@@ -162,8 +162,9 @@ struct Host::Impl {
         finishOne(batch);
         return;
       }
-      report.error = tools.error();
-      if (report.error->context.empty()) report.error->context = name;
+      Error error = tools.error();
+      if (error.context.empty()) error.context = name;
+      report.error = std::move(error);
       if (options.events.connected) options.events.connected(report);
       // The failed server is ended before the batch counts as done: no child outlives it.
       closeConnection(connection, [this, batch] { finishOne(batch); });
@@ -243,7 +244,8 @@ struct Host::Impl {
 
   // Runs `then` once a roots server has fetched its roots and had a moment to apply them,
   // or after kRootsWait when it never asks.
-  void waitForRoots(const std::shared_ptr<Connection>& connection, std::function<void()> then) {
+  void waitForRoots(const std::shared_ptr<Connection>& connection,
+                    const std::function<void()>& then) {
     auto timer = std::make_shared<asio::steady_timer>(io);
     auto settle = [timer, then] {
       timer->expires_after(kRootsSettle);
@@ -375,8 +377,8 @@ std::optional<pid_t> Host::serverPid(const std::string& ability) {
 }
 
 void Host::closeAll() {
-  impl_->onLoop<bool>([this](std::function<void(bool)> done) {
-    impl_->activate({}, [done](std::vector<ConnectReport>) { done(true); });
+  impl_->onLoop<bool>([this](const std::function<void(bool)>& done) {
+    impl_->activate({}, [done](const std::vector<ConnectReport>&) { done(true); });
   });
 }
 

@@ -38,8 +38,8 @@ TEST(CatalogTest, UserLayerReplacesWholeEntryAndBrokenFilesHideNothing) {
   const AbilityRecord* gamma = catalog.findAbilityRecord("gamma");
   ASSERT_NE(gamma, nullptr);
   EXPECT_EQ(catalog.findAbility("gamma"), nullptr);
-  ASSERT_TRUE(gamma->error.has_value());
-  EXPECT_THAT(gamma->error->message, HasSubstr("did you mean \"http\"?"));
+  ASSERT_FALSE(gamma->ability.has_value());
+  EXPECT_THAT(gamma->error.message, HasSubstr("did you mean \"http\"?"));
 
   ASSERT_EQ(catalog.personas().size(), 2u);
   const core::Persona* persona = catalog.findPersona("default");
@@ -51,7 +51,7 @@ TEST(CatalogTest, UserLayerReplacesWholeEntryAndBrokenFilesHideNothing) {
   EXPECT_THAT(record.warnings[0], HasSubstr("\"gamma\", whose manifest is broken"));
   EXPECT_THAT(record.warnings[1], HasSubstr("\"nope\", but no such ability exists"));
   EXPECT_EQ(catalog.findPersona("broken"), nullptr);
-  EXPECT_TRUE(catalog.personas()[0].error.has_value());
+  EXPECT_FALSE(catalog.personas()[0].persona.has_value());
 }
 
 TEST(CatalogTest, MissingLayersAreEmpty) {
@@ -64,14 +64,14 @@ TEST(CatalogTest, ShippedMarketplaceLoadsCleanly) {
   Catalog catalog = Catalog::load({std::string(KAJA_SOURCE_DIR) + "/marketplace"});
   std::vector<std::string> names;
   for (const auto& record : catalog.abilities()) {
-    EXPECT_FALSE(record.error.has_value()) << record.name << ": " << record.error->describe();
+    EXPECT_TRUE(record.ability.has_value()) << record.name << ": " << record.error.describe();
     names.push_back(record.name);
   }
   EXPECT_EQ(names, (std::vector<std::string>{"chrome-devtools", "context7", "filesystem",
                                              "geo-service", "sequential-thinking", "time"}));
   EXPECT_GE(catalog.personas().size(), 2u);
   for (const auto& record : catalog.personas()) {
-    EXPECT_FALSE(record.error.has_value()) << record.name;
+    EXPECT_TRUE(record.persona.has_value()) << record.name;
     EXPECT_TRUE(record.warnings.empty()) << record.name;
   }
 }
