@@ -21,7 +21,7 @@ constexpr std::array<std::string_view, 17> kTopKeys = {
   do {                                                 \
     auto read_ = (expr);                               \
     if (!read_) return std::unexpected(read_.error()); \
-    if (*read_) to = std::move(**read_);               \
+    if (*read_) (to) = std::move(**read_);             \
   } while (0)
 
 Result<AuthSpec> readAuth(const FieldReader& top, const TomlValue& value) {

@@ -57,14 +57,14 @@ std::string FieldReader::dotted(std::string_view key) const {
 }
 
 Error FieldReader::errorAt(const TomlValue& value, std::string_view key,
-                           std::string message) const {
+                           const std::string& message) const {
   return Error{ErrorCode::kInvalidConfig,
                "\"" + dotted(key) + "\" " + message,
                file_ + ":" + std::to_string(value.line),
                {}};
 }
 
-Error FieldReader::errorHere(std::string message) const {
+Error FieldReader::errorHere(const std::string& message) const {
   std::string where = prefix_.empty() ? "" : "\"" + prefix_ + "\" ";
   return Error{
       ErrorCode::kInvalidConfig, where + message, file_ + ":" + std::to_string(table_.line), {}};

@@ -41,9 +41,9 @@ class FieldReader {
 
   /// Returns an error pointing at `value` (its line) and the dotted `key`.
   [[nodiscard]] Error errorAt(const TomlValue& value, std::string_view key,
-                              std::string message) const;
+                              const std::string& message) const;
   /// Returns an error pointing at the table itself.
-  [[nodiscard]] Error errorHere(std::string message) const;
+  [[nodiscard]] Error errorHere(const std::string& message) const;
   /// Returns "prefix.key", or "key" at the top level.
   [[nodiscard]] std::string dotted(std::string_view key) const;
   [[nodiscard]] const std::string& file() const { return file_; }

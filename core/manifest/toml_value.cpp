@@ -135,9 +135,9 @@ void appendInline(std::string& out, const TomlValue& value) {
       out += '{';
       for (size_t i = 0; i < value.fields.size(); ++i) {
         out += i > 0 ? ", " : " ";
-        appendKey(out, value.fields[i].first);
+        appendKey(out, value.fields[i].key);
         out += " = ";
-        appendInline(out, value.fields[i].second);
+        appendInline(out, value.fields[i].value);
       }
       out += value.fields.empty() ? "}" : " }";
       break;

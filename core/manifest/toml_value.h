@@ -10,6 +10,8 @@
 
 namespace kaja::core {
 
+struct TomlField;
+
 /// A parsed TOML value with the line it came from. This is kaja's own small tree so that
 /// toml++ (header-heavy) stays inside toml_value.cpp and no other file includes it.
 struct TomlValue {
@@ -21,11 +23,18 @@ struct TomlValue {
   std::int64_t integer = 0;
   double number = 0;
   bool boolean = false;
-  std::vector<TomlValue> items;                           ///< kArray elements
-  std::vector<std::pair<std::string, TomlValue>> fields;  ///< kTable, in file order
+  std::vector<TomlValue> items;   ///< kArray elements
+  std::vector<TomlField> fields;  ///< kTable, in file order
 
   /// Returns the field named `key` of a table, or nullptr when absent.
   [[nodiscard]] const TomlValue* find(std::string_view key) const;
+};
+
+/// One key of a table and its value. (A std::pair here would be instantiated while
+/// TomlValue is still incomplete, which the standard does not allow.)
+struct TomlField {
+  std::string key;
+  TomlValue value;
 };
 
 /// Returns a TOML type's name for messages: "a string", "an array", …
