@@ -81,7 +81,7 @@ Result<void> BlockingClient::ping() {
 }
 
 void BlockingClient::notifyRootsChanged() {
-  runOnLoop<bool>([this](std::function<void(bool)> done) {
+  runOnLoop<bool>([this](const std::function<void(bool)>& done) {
     if (client_) client_->notifyRootsChanged();
     done(true);
   });
@@ -89,11 +89,11 @@ void BlockingClient::notifyRootsChanged() {
 
 bool BlockingClient::isConnected() {
   return runOnLoop<bool>(
-      [this](std::function<void(bool)> done) { done(client_ && client_->isReady()); });
+      [this](const std::function<void(bool)>& done) { done(client_ && client_->isReady()); });
 }
 
 void BlockingClient::close() {
-  runOnLoop<bool>([this](std::function<void(bool)> done) {
+  runOnLoop<bool>([this](const std::function<void(bool)>& done) {
     if (!client_) {
       done(true);
       return;

@@ -141,7 +141,8 @@ void Client::sendInitialize(const ConnectDone& once) {
                {});
 }
 
-void Client::onInitialized(Result<Json> result, std::function<void(Result<ServerInfo>)> done) {
+void Client::onInitialized(Result<Json> result,
+                           const std::function<void(Result<ServerInfo>)>& done) {
   connectTimer_.cancel();
   if (!result) {
     done(std::unexpected(result.error()));
@@ -345,8 +346,9 @@ void Client::listTools(std::function<void(Result<std::vector<Tool>>)> done) {
   listPage(std::nullopt, std::make_shared<std::vector<Tool>>(), 0, std::move(done));
 }
 
-void Client::listPage(std::optional<std::string> cursor, std::shared_ptr<std::vector<Tool>> tools,
-                      int pages, std::function<void(Result<std::vector<Tool>>)> done) {
+void Client::listPage(std::optional<std::string> cursor,
+                      const std::shared_ptr<std::vector<Tool>>& tools, int pages,
+                      std::function<void(Result<std::vector<Tool>>)> done) {
   Json params = Json::object();
   if (cursor) params["cursor"] = *cursor;
   request("tools/list", std::move(params), std::chrono::milliseconds(0),

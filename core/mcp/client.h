@@ -158,7 +158,7 @@ class Client : public std::enable_shared_from_this<Client> {
   void onNotification(const Notification& notification);
   void onTimeout(std::int64_t id);
   void onTransportClosed(const Error& error);
-  void onInitialized(Result<Json> result, std::function<void(Result<ServerInfo>)> done);
+  void onInitialized(Result<Json> result, const std::function<void(Result<ServerInfo>)>& done);
   void sendInitialize(const ConnectDone& once);
   // 2026-07-28 (client_stateless.cpp).
   void sendDiscover(const ConnectDone& once, int attempt);
@@ -168,7 +168,7 @@ class Client : public std::enable_shared_from_this<Client> {
                                  CallOptions options, ResultCallback done, int round);
   void answerInputs(const Json& inputRequests, std::function<void(Result<Json>)> done);
   void applyToolHeaders(std::vector<Tool>& tools);
-  void listPage(std::optional<std::string> cursor, std::shared_ptr<std::vector<Tool>> tools,
+  void listPage(std::optional<std::string> cursor, const std::shared_ptr<std::vector<Tool>>& tools,
                 int pages, std::function<void(Result<std::vector<Tool>>)> done);
   void refreshTools();
   void respond(const Json& id, Result<Json> result);

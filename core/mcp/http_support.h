@@ -32,8 +32,8 @@ struct HttpOptions {
   std::chrono::milliseconds closeTimeout{2000};
   /// Reconnect delay when the server sent no `retry:`; a server's retry is capped at 30 s.
   std::chrono::milliseconds defaultRetry{1000};
-  std::size_t maxBodyBytes = 16 * 1024 * 1024;  ///< a larger JSON response is an error
-  int maxRedirects = 3;                         ///< same-origin 307/308 followed per request (U7)
+  std::size_t maxBodyBytes = 16UL * 1024 * 1024;  ///< a larger JSON response is an error
+  int maxRedirects = 3;                           ///< same-origin 307/308 followed per request (U7)
   int maxResumeAttempts = 3;  ///< reconnects with Last-Event-ID for one dropped stream
   bool openGetStream = true;  ///< Streamable HTTP: listen for server-initiated messages
   /// After notifications/initialized, later messages wait at most this long for the GET

@@ -254,14 +254,14 @@ void HttpTransport::onDone(std::uint64_t key, Result<void> result) {
     return;
   }
   if (exchange.kind == Kind::kListen) {
-    completeListen(std::move(exchange), result);
+    completeListen(exchange, result);
     return;
   }
   if (!result) {
     const bool refused = result.error().code == ErrorCode::kRefused;
     if ((exchange.streaming || exchange.kind == Kind::kResume) && !refused) {
       if (exchange.waiting.empty()) return;  // its answers are in; the drop costs nothing
-      resume(std::move(exchange), result.error().message);
+      resume(exchange, result.error().message);
       return;
     }
     fatal(requestError(describe(), options_.serverName, methodOf(exchange.kind == Kind::kResume),
@@ -324,8 +324,7 @@ void HttpTransport::completePost(Exchange exchange) {
   }
   if (exchange.probingSlash) url_ = exchange.url;
   if (exchange.streaming) {
-    if (!exchange.waiting.empty())
-      resume(std::move(exchange), "the stream ended before the answer");
+    if (!exchange.waiting.empty()) resume(exchange, "the stream ended before the answer");
     return;
   }
   if (exchange.body.find_first_not_of(" \t\r\n") != std::string::npos) {
@@ -374,7 +373,7 @@ bool HttpTransport::deliverErrorBody(Exchange& exchange) {
   return true;
 }
 
-void HttpTransport::resume(Exchange exchange, const std::string& why) {
+void HttpTransport::resume(const Exchange& exchange, const std::string& why) {
   if (closing_ || failure_ || finished_) return;
   if (exchange.sse.lastEventId().empty() || exchange.resumeAttempt >= options_.maxResumeAttempts) {
     const std::string tried =
@@ -468,7 +467,7 @@ void HttpTransport::openListenStream(std::string lastEventId, int attempt) {
   listenKey_ = launch(std::move(listen));
 }
 
-void HttpTransport::completeListen(Exchange exchange, const Result<void>& result) {
+void HttpTransport::completeListen(const Exchange& exchange, const Result<void>& result) {
   listenKey_.reset();
   releaseBeforeListen();
   if (closing_ || failure_ || renewing_) return;

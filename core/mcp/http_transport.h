@@ -120,12 +120,12 @@ class HttpTransport final : public Transport, public std::enable_shared_from_thi
   void onDone(std::uint64_t key, Result<void> result);
   void completePost(Exchange exchange);
   bool deliverErrorBody(Exchange& exchange);
-  void completeListen(Exchange exchange, const Result<void>& result);
+  void completeListen(const Exchange& exchange, const Result<void>& result);
   void dispatch(Exchange& exchange, Message message);
   void finishRenewal();
   void releaseBeforeListen();
   void deliver(Message message);
-  void resume(Exchange exchange, const std::string& why);
+  void resume(const Exchange& exchange, const std::string& why);
   void sessionExpired(Exchange exchange);
   void onRenewed(const Response& response);
   void openListenStream(std::string lastEventId, int attempt);

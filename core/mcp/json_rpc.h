@@ -38,6 +38,7 @@ struct Notification {
 };
 
 /// The `error` member of a failed Response.
+// NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json members fool the check.
 struct RpcError {
   int code = rpc_error::kInternalError;
   std::string message;

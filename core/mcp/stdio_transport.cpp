@@ -21,7 +21,7 @@ constexpr std::chrono::milliseconds kExitPollInterval{50};
 // Warnings about stray stdout lines stop after this many, so a flood is not echoed.
 constexpr std::size_t kWarnedNonJsonLines = 5;
 // A write buffer grown past this by a large message is released after the write.
-constexpr std::size_t kKeepWriteCapacity = 256 * 1024;
+constexpr std::size_t kKeepWriteCapacity = 256UL * 1024;
 
 std::string formatBytes(std::size_t bytes) {
   constexpr std::size_t kMegabyte = std::size_t{1024} * 1024;
@@ -313,7 +313,7 @@ void StdioTransport::drainStderr() {
   if (stderrDone_ || !stderr_.is_open()) return;
   // Only after the drain timer: something outside the group still holds stderr. Read
   // what is there now, bounded, into a buffer of its own (a pending read owns the other).
-  std::array<char, 16 * 1024> buffer{};
+  std::array<char, 16UL * 1024> buffer{};
   boost::system::error_code ec;
   stderr_.non_blocking(true, ec);
   for (int round = 0; round < 16 && !ec; ++round) {

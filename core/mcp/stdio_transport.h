@@ -21,11 +21,11 @@ namespace kaja::core::mcp {
 
 /// Limits and names for one stdio connection.
 struct StdioOptions {
-  std::string serverName = "server";           ///< used in every error ("server 'time'")
-  std::size_t maxLineBytes = 4 * 1024 * 1024;  ///< a longer line kills the server (U6)
-  std::size_t stderrTailBytes = 64 * 1024;     ///< how much of stderr is kept for errors
-  std::size_t maxNonJsonLines = 100;           ///< more stray stdout lines end the connection
-  std::chrono::milliseconds closeGrace{1000};  ///< per step of close(): stdin EOF, SIGTERM
+  std::string serverName = "server";             ///< used in every error ("server 'time'")
+  std::size_t maxLineBytes = 4UL * 1024 * 1024;  ///< a longer line kills the server (U6)
+  std::size_t stderrTailBytes = 64UL * 1024;     ///< how much of stderr is kept for errors
+  std::size_t maxNonJsonLines = 100;             ///< more stray stdout lines end the connection
+  std::chrono::milliseconds closeGrace{1000};    ///< per step of close(): stdin EOF, SIGTERM
 };
 
 /// MCP over a child's stdin/stdout: one JSON-RPC message per line, both ways. Owns the
@@ -95,8 +95,8 @@ class StdioTransport final : public Transport, public std::enable_shared_from_th
   boost::asio::steady_timer pollTimer_;
   TransportHandlers handlers_;
 
-  std::array<char, 64 * 1024> stdoutBuffer_{};
-  std::array<char, 16 * 1024> stderrBuffer_{};
+  std::array<char, 64UL * 1024> stdoutBuffer_{};
+  std::array<char, 16UL * 1024> stderrBuffer_{};
   std::string partialLine_;
   TailBuffer stderrTail_;
   // Lines queued while a write is under way, sent together by the next write; both

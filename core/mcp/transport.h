@@ -60,10 +60,12 @@ class Transport {
   /// Sets the protocol version an HTTP transport names in MCP-Protocol-Version ("" for
   /// none); at 2026-07-28 it also sends the standard Mcp-Method/Mcp-Name headers. Other
   /// transports ignore it.
+  // By value: the HTTP transports keep it. NOLINTNEXTLINE(performance-unnecessary-value-param)
   virtual void setProtocolVersion(std::string version) { (void)version; }
 
   /// Sets which tools/call arguments an HTTP transport mirrors into Mcp-Param-* headers
   /// (2026-07-28). Other transports ignore it.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param): the HTTP transport keeps them.
   virtual void setToolParamHeaders(ToolParamHeaders headers) { (void)headers; }
 };
 

@@ -71,6 +71,7 @@ struct Progress {
 };
 
 /// One notifications/message (logging) from the server.
+// NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json members fool the check.
 struct LogMessage {
   std::string level;  ///< "debug" … "emergency"
   std::string logger;

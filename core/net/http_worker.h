@@ -31,7 +31,7 @@ struct HttpRequest {
   /// the stream instead fails after this long without a byte; 0 means it may stay silent.
   std::chrono::milliseconds streamIdleTimeout{0};
   /// A larger body that is not an event stream fails the request.
-  std::size_t maxBodyBytes = 16 * 1024 * 1024;
+  std::size_t maxBodyBytes = 16UL * 1024 * 1024;
 };
 
 /// The status line and headers of a response.

@@ -23,7 +23,7 @@ Result<std::vector<SseEvent>> SseParser::feed(std::string_view chunk) {
   }
   if (line_.size() > maxEventBytes_ || data_.size() > maxEventBytes_) {
     return fail(ErrorCode::kProtocol, "it sent an event larger than " +
-                                          std::to_string(maxEventBytes_ / (1024 * 1024)) +
+                                          std::to_string(maxEventBytes_ / (1024UL * 1024)) +
                                           " MB on its event stream");
   }
   return events;

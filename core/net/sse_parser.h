@@ -25,7 +25,7 @@ class SseParser {
  public:
   /// An event (or a line) over `maxEventBytes` is an error, so a hostile stream cannot
   /// grow memory without bound.
-  explicit SseParser(std::size_t maxEventBytes = 16 * 1024 * 1024)
+  explicit SseParser(std::size_t maxEventBytes = 16UL * 1024 * 1024)
       : maxEventBytes_(maxEventBytes) {}
 
   /// Consumes `chunk`; returns the events it completed, or kProtocol when an event is

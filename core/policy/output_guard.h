@@ -9,9 +9,10 @@ namespace kaja::core::policy {
 
 /// How much of a tool result reaches the model (K24, U3).
 struct OutputLimits {
-  size_t textBytes = 32 * 1024;         ///< all text blocks (and embedded text resources) together
-  size_t mediaBytes = 5 * 1024 * 1024;  ///< all image, audio and blob data together (base64 bytes)
-  size_t structuredBytes = 32 * 1024;   ///< structuredContent as serialised JSON
+  size_t textBytes = 32UL * 1024;  ///< all text blocks (and embedded text resources) together
+  size_t mediaBytes =
+      5UL * 1024 * 1024;                 ///< all image, audio and blob data together (base64 bytes)
+  size_t structuredBytes = 32UL * 1024;  ///< structuredContent as serialised JSON
 };
 
 /// What the guard changed.
