@@ -62,10 +62,11 @@ Result<net::Url> redirectTarget(const std::string& who, const std::string& serve
                                 int redirectsSoFar, int maxRedirects);
 
 /// Returns true for the statuses redirectTarget() handles.
-/// Returns the request an HTTP error `status` on its POST should fail alone, or nullptr when
-/// the status ends the whole connection: the POST carried no request, the session was not
-/// up yet (initialize, server/discover), or the key was refused (401, 403), which every
+/// Returns the request a failure of its POST should fail alone, or nullptr when the failure
+/// ends the whole connection: the POST carried no request, the session was not up yet
+/// (initialize, server/discover), or the key was refused (`status` 401, 403), which every
 /// request would meet again. One tool crashing its handler need not end every other call.
+/// `status` is 0 for a failure that is not an HTTP status (a dropped stream).
 const Request* requestFailingAlone(const std::optional<Message>& posted, long status);
 
 inline bool isRedirect(long status) {

@@ -380,11 +380,18 @@ void HttpTransport::resume(const Exchange& exchange, const std::string& why) {
         exchange.sse.lastEventId().empty()
             ? ""
             : " and " + std::to_string(exchange.resumeAttempt) + " attempts to resume it failed";
-    fatal(Error{
+    Error error{
         ErrorCode::kConnect,
         describe() + " dropped its response stream before answering (" + why + ")" + tried + ".",
         options_.serverName,
-        {}});
+        {}};
+    // Only that request is lost; the others on the connection go on.
+    const Request* request = requestFailingAlone(exchange.message, 0);
+    if (request != nullptr && handlers_.onRequestFailed) {
+      handlers_.onRequestFailed(request->id, error);
+      return;
+    }
+    fatal(std::move(error));
     return;
   }
   auto next = std::make_shared<Exchange>();

@@ -13,7 +13,8 @@
 //   redirect-loop, slash-only (only /mcp/ exists), drop-stream (tools/call's stream
 //   ends after an id and a retry; GET with Last-Event-ID delivers the answer),
 //   legacy (HTTP+SSE at /sse), legacy-cross (its endpoint is on another origin),
-//   legacy-500 (legacy, and every tools/call POST gets HTTP 500).
+//   legacy-500 (legacy, and every tools/call POST gets HTTP 500), drop-no-id (tools/call's
+//   stream ends with neither an answer nor an event id to resume from).
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -293,6 +294,10 @@ void serve(int fd) {
              "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
              "500\r\n\r\n{\"jsonrpc\":");
     std::this_thread::sleep_for(std::chrono::hours(1));
+    return;
+  }
+  if (method == "tools/call" && mode == "drop-no-id") {
+    respondStream(fd, ": nothing to say\n\n");
     return;
   }
   if (method == "tools/call" && mode == "drop-stream") {

@@ -204,6 +204,19 @@ TEST(HttpFaultTest, ServerErrorNamesStatusAndExcerpt) {
   EXPECT_TRUE(fault.remote.listTools());
 }
 
+TEST(HttpFaultTest, StreamDroppedWithNothingToResumeFailsOnlyThatCall) {
+  Fault fault("drop-no-id");
+  ASSERT_TRUE(fault.server);
+  ASSERT_TRUE(fault.remote.connect());
+  auto result = fault.remote.call("echo");
+  ASSERT_FALSE(result);
+  EXPECT_TRUE(contains(result.error().message, "dropped its response stream before answering"))
+      << result.error().message;
+  auto tools = fault.remote.listTools();
+  ASSERT_TRUE(tools) << tools.error().describe();
+  EXPECT_EQ(tools->size(), 1u);
+}
+
 TEST(HttpFaultTest, LegacySseServerErrorFailsOnlyThatCall) {
   Fault fault("legacy-500", "/sse", /*sse=*/true);
   ASSERT_TRUE(fault.server);
