@@ -391,6 +391,7 @@ void Client::listPage(std::optional<std::string> cursor,
             if (self->stateless_) self->applyToolHeaders(*tools);
             self->tools_ = *tools;
             self->toolsListed_ = true;
+            if (self->stateless_) self->listenForToolChanges();
             done(std::move(*tools));
           });
 }

@@ -168,6 +168,7 @@ class Client : public std::enable_shared_from_this<Client> {
                                  CallOptions options, ResultCallback done, int round);
   void answerInputs(const Json& inputRequests, std::function<void(Result<Json>)> done);
   void applyToolHeaders(std::vector<Tool>& tools);
+  void listenForToolChanges();
   void listPage(std::optional<std::string> cursor, const std::shared_ptr<std::vector<Tool>>& tools,
                 int pages, std::function<void(Result<std::vector<Tool>>)> done);
   void refreshTools();
@@ -194,6 +195,7 @@ class Client : public std::enable_shared_from_this<Client> {
   bool stateless_ = false;
   bool refreshing_ = false;
   bool refreshAgain_ = false;
+  bool listening_ = false;  ///< a subscriptions/listen stream is open (2026-07-28)
   std::optional<Error> closedError_;
   std::vector<std::function<void()>> closeWaiters_;
 

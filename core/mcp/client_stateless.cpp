@@ -197,6 +197,32 @@ void Client::answerInputs(const Json& inputRequests, std::function<void(Result<J
   }
 }
 
+void Client::listenForToolChanges() {
+  // At 2026-07-28 a server sends change notifications only on a subscriptions/listen
+  // stream, so one is opened once tools are listed, if anyone wants the news and the server
+  // says its tools can change. The request has no deadline: it lasts as long as the stream.
+  if (listening_ || !toolsChangedHandler_) return;
+  const Json& capabilities = serverInfo_.capabilities;
+  const auto tools = capabilities.find("tools");
+  if (tools == capabilities.end() || !tools->is_object()) return;
+  const auto changes = tools->find("listChanged");
+  if (changes == tools->end() || !changes->is_boolean() || !changes->get<bool>()) return;
+  listening_ = true;
+  Json params = {{"notifications", {{"toolsListChanged", true}}}};
+  startRequest("subscriptions/listen", "subscriptions/listen", withMeta(std::move(params)),
+               std::chrono::milliseconds(-1),
+               [weak = weak_from_this()](Result<Json> result) {
+                 auto self = weak.lock();
+                 if (!self) return;
+                 self->listening_ = false;
+                 if (!result && self->state_ == State::kReady && self->warningHandler_) {
+                   self->warningHandler_(self->describe() + " stopped sending tool changes: " +
+                                         result.error().message);
+                 }
+               },
+               {});
+}
+
 void Client::applyToolHeaders(std::vector<Tool>& tools) {
   ToolParamHeaders headers;
   std::erase_if(tools, [&](const Tool& tool) {

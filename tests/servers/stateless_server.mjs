@@ -7,7 +7,9 @@
 //                                     prints "PORT <n>" on stdout once it listens
 //
 // Tools: echo {message} -> text; add {a, b} -> text and structuredContent {sum};
-// image -> a 1x1 PNG; slow {steps, delayMs} -> progress notifications, then "done".
+// image -> a 1x1 PNG; slow {steps, delayMs} -> progress notifications, then "done";
+// grow -> adds the tool "extra" and announces it (notifications/tools/list_changed, which at
+// 2026-07-28 reaches only clients with a subscriptions/listen stream open).
 
 import { fstatSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -32,8 +34,30 @@ const z = await importTestPackage('zod', './v4');
 const kPixelPng =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 
+// Set once "grow" was called: every instance made afterwards offers "extra" too.
+let grown = false;
+// The HTTP handler, whose notifier reaches every open listen stream.
+let httpHandler;
+
+function registerExtra(server) {
+  server.registerTool('extra', { description: 'Appears after grow' }, async () => ({
+    content: [{ type: 'text', text: 'extra' }],
+  }));
+}
+
 function makeServer() {
   const server = new McpServer({ name: 'kaja-stateless-test', version: '1.0.0' });
+  if (grown) registerExtra(server);
+  server.registerTool('grow', { description: 'Adds the tool "extra"' }, async () => {
+    if (!grown) {
+      grown = true;
+      // Over HTTP each request has an instance of its own, so the handler announces the
+      // change; over stdio the one pinned instance does when a tool is added to it.
+      if (httpHandler) httpHandler.notify.toolsChanged();
+      else registerExtra(server);
+    }
+    return { content: [{ type: 'text', text: 'grown' }] };
+  });
   server.registerTool(
     'echo',
     { description: 'Returns its message', inputSchema: z.object({ message: z.string() }) },
@@ -122,6 +146,7 @@ function serveOnHttp() {
   const handler = createMcpHandler(makeServer, {
     onerror: (error) => process.stderr.write(`${error.message}\n`),
   });
+  httpHandler = handler;
   const server = http.createServer(async (req, res) => {
     try {
       const request = await toWebRequest(req, server.address().port);

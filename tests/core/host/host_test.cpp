@@ -260,5 +260,37 @@ TEST(HostTest, ClosingEndsEveryServer) {
   EXPECT_NE(::kill(pid, 0), 0);
 }
 
+// At 2026-07-28 a server announces new tools only on a subscriptions/listen stream; the
+// host opens one and its tool list follows the server's, over stdio and over HTTP.
+TEST(HostTest, StatelessServersTellTheHostAboutNewTools) {
+  auto http = kaja::testing::ServerProcess::start(kaja::testing::statelessPlan("http"));
+  ASSERT_TRUE(http) << "the server never printed its port";
+  Host host;
+  auto reports = host.activate({stdioActivation("local", kaja::testing::statelessPlan("stdio")),
+                                remoteActivation("remote", http->url("/"), false)});
+  for (const auto& report : reports) {
+    ASSERT_TRUE(report.ok) << report.ability << ": " << report.error->describe();
+    EXPECT_EQ(report.protocolVersion, "2026-07-28");
+  }
+  for (const std::string ability : {"local", "remote"}) {
+    auto hasExtra = [&] {
+      auto tools = host.tools(ability);
+      return tools && std::any_of(tools->begin(), tools->end(),
+                                  [](const mcp::Tool& tool) { return tool.name == "extra"; });
+    };
+    EXPECT_FALSE(hasExtra()) << ability;
+    auto grown = host.callTool(ability, "grow", mcp::Json::object());
+    ASSERT_TRUE(grown) << grown.error().describe();
+    for (int i = 0; i < 50 && !hasExtra(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(hasExtra()) << ability << " never announced its new tool";
+    // The listen stream did not take the connection down: calls still work.
+    auto echo = host.callTool(ability, "echo", {{"message", "still here"}});
+    ASSERT_TRUE(echo) << echo.error().describe();
+    EXPECT_EQ(echo->text(), "still here");
+  }
+}
+
 }  // namespace
 }  // namespace kaja::core

@@ -22,6 +22,7 @@ using kaja::testing::minimalPlan;
 using kaja::testing::nodePath;
 using kaja::testing::runUntil;
 using kaja::testing::ServerProcess;
+using kaja::testing::statelessPlan;
 
 // kaja's client offers 2025-11-25 through initialize and the server accepts it: the clean
 // fallback. Expect kStatelessProtocolVersion here once the client tries server/discover.
@@ -31,11 +32,6 @@ constexpr std::string_view kNegotiatedVersion = kLatestProtocolVersion;
 constexpr std::string_view kPixelPng =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg"
     "==";
-
-LaunchPlan statelessPlan(const std::string& mode) {
-  return minimalPlan(
-      {nodePath(), std::string(KAJA_SOURCE_DIR) + "/tests/servers/stateless_server.mjs", mode});
-}
 
 ClientOptions clientOptions(bool discover = false) {
   ClientOptions options;
@@ -100,7 +96,7 @@ class RemoteClient {
   std::shared_ptr<Client> client_;
 };
 
-// The same checks for either connection: its four tools, and each tool's result kept whole.
+// The same checks for either connection: its five tools, and each tool's result kept whole.
 template <class Connection>
 void expectToolsWork(Connection& connection) {
   auto tools = connection.listTools();
@@ -108,7 +104,7 @@ void expectToolsWork(Connection& connection) {
   std::vector<std::string> names;
   for (const auto& tool : *tools) names.push_back(tool.name);
   std::sort(names.begin(), names.end());
-  EXPECT_EQ(names, (std::vector<std::string>{"add", "echo", "image", "slow"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"add", "echo", "grow", "image", "slow"}));
 
   auto echo = connection.callTool("echo", {{"message", "hello stateless"}});
   ASSERT_TRUE(echo) << echo.error().describe();

@@ -69,6 +69,12 @@ inline core::LaunchPlan filesystemPlan(const std::string& dir) {
   return minimalPlan({nodePath(), npmServerScript("server-filesystem"), dir});
 }
 
+/// tests/servers/stateless_server.mjs (protocol 2026-07-28) in `mode`: "stdio" or "http".
+inline core::LaunchPlan statelessPlan(const std::string& mode) {
+  return minimalPlan(
+      {nodePath(), std::string(KAJA_SOURCE_DIR) + "/tests/servers/stateless_server.mjs", mode});
+}
+
 /// tests/tools/kaja_fault_server in `mode` (see that file), with an optional number.
 inline core::LaunchPlan faultPlan(const std::string& mode = "normal", int number = 0) {
   return minimalPlan(
