@@ -111,11 +111,20 @@ std::chrono::milliseconds reconnectDelay(std::optional<std::chrono::milliseconds
   return std::clamp(*retry, std::chrono::milliseconds(0), std::chrono::milliseconds(30000));
 }
 
-const Request* requestFailingAlone(const std::optional<Message>& posted, long status) {
+bool failRequestAlone(const TransportHandlers& handlers, const std::optional<Message>& posted,
+                      long status, const Error& error) {
   const auto* request = posted ? std::get_if<Request>(&*posted) : nullptr;
-  if (request == nullptr || status == 401 || status == 403) return nullptr;
-  if (request->method == "initialize" || request->method == "server/discover") return nullptr;
-  return request;
+  if (request == nullptr || status == 401 || status == 403 || !handlers.onRequestFailed) {
+    return false;
+  }
+  if (request->method == "initialize" || request->method == "server/discover") return false;
+  handlers.onRequestFailed(request->id, error);
+  return true;
+}
+
+Error streamFormatError(const std::string& who, const std::string& serverName, const Error& cause) {
+  return Error{
+      ErrorCode::kProtocol, who + " broke the protocol: " + cause.message + ".", serverName, {}};
 }
 
 }  // namespace kaja::core::mcp

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/mcp/json_rpc.h"
+#include "core/mcp/transport.h"
 #include "core/net/address_guard.h"
 #include "core/net/http_worker.h"
 #include "core/net/url.h"
@@ -62,12 +63,17 @@ Result<net::Url> redirectTarget(const std::string& who, const std::string& serve
                                 int redirectsSoFar, int maxRedirects);
 
 /// Returns true for the statuses redirectTarget() handles.
-/// Returns the request a failure of its POST should fail alone, or nullptr when the failure
-/// ends the whole connection: the POST carried no request, the session was not up yet
-/// (initialize, server/discover), or the key was refused (`status` 401, 403), which every
-/// request would meet again. One tool crashing its handler need not end every other call.
-/// `status` is 0 for a failure that is not an HTTP status (a dropped stream).
-const Request* requestFailingAlone(const std::optional<Message>& posted, long status);
+/// Fails only the request a POST carried, through handlers.onRequestFailed, and returns true;
+/// returns false when `error` should end the whole connection instead: the POST carried no
+/// request, the session was not up yet (initialize, server/discover), the key was refused
+/// (`status` 401, 403), which every request would meet again, or no handler is set. One
+/// tool crashing its handler need not end every other call. `status` is 0 for a failure
+/// that is not an HTTP status (a dropped stream).
+bool failRequestAlone(const TransportHandlers& handlers, const std::optional<Message>& posted,
+                      long status, const Error& error);
+
+/// Returns the Error for an event stream that broke the SSE format (`cause` says how).
+Error streamFormatError(const std::string& who, const std::string& serverName, const Error& cause);
 
 inline bool isRedirect(long status) {
   return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;

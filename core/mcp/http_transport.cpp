@@ -185,10 +185,7 @@ void HttpTransport::onBody(std::uint64_t key, std::string_view chunk) {
   }
   auto events = it->second.sse.feed(chunk);
   if (!events) {
-    fatal(Error{ErrorCode::kProtocol,
-                describe() + " broke the protocol: " + events.error().message + ".",
-                options_.serverName,
-                {}});
+    fatal(streamFormatError(describe(), options_.serverName, events.error()));
     return;
   }
   for (const auto& event : *events) {
@@ -313,13 +310,10 @@ void HttpTransport::completePost(Exchange exchange) {
     Error error =
         httpStatusError(describe(), options_.serverName, methodOf(get),
                         exchange.probingSlash ? url_ : exchange.url, status, exchange.body);
-    const Request* request =
-        exchange.kind == Kind::kPost ? requestFailingAlone(exchange.message, status) : nullptr;
-    if (request != nullptr && handlers_.onRequestFailed) {
-      handlers_.onRequestFailed(request->id, error);
-      return;
+    if (exchange.kind != Kind::kPost ||
+        !failRequestAlone(handlers_, exchange.message, status, error)) {
+      fatal(std::move(error));
     }
-    fatal(std::move(error));
     return;
   }
   if (exchange.probingSlash) url_ = exchange.url;
@@ -386,12 +380,7 @@ void HttpTransport::resume(const Exchange& exchange, const std::string& why) {
         options_.serverName,
         {}};
     // Only that request is lost; the others on the connection go on.
-    const Request* request = requestFailingAlone(exchange.message, 0);
-    if (request != nullptr && handlers_.onRequestFailed) {
-      handlers_.onRequestFailed(request->id, error);
-      return;
-    }
-    fatal(std::move(error));
+    if (!failRequestAlone(handlers_, exchange.message, 0, error)) fatal(std::move(error));
     return;
   }
   auto next = std::make_shared<Exchange>();

@@ -114,10 +114,7 @@ void SseTransport::onBody(std::uint64_t key, std::string_view chunk) {
   }
   auto events = sse_.feed(chunk);
   if (!events) {
-    fatal(Error{ErrorCode::kProtocol,
-                describe() + " broke the protocol: " + events.error().message + ".",
-                options_.serverName,
-                {}});
+    fatal(streamFormatError(describe(), options_.serverName, events.error()));
     return;
   }
   for (const auto& event : *events) {
@@ -208,13 +205,9 @@ void SseTransport::onDone(std::uint64_t key, Result<void> result) {
   if (status / 100 != 2) {
     Error error = httpStatusError(describe(), options_.serverName, method, exchange.url, status,
                                   exchange.body);
-    const Request* request =
-        exchange.stream ? nullptr : requestFailingAlone(exchange.message, status);
-    if (request != nullptr && handlers_.onRequestFailed) {
-      handlers_.onRequestFailed(request->id, error);
-      return;
+    if (exchange.stream || !failRequestAlone(handlers_, exchange.message, status, error)) {
+      fatal(std::move(error));
     }
-    fatal(std::move(error));
     return;
   }
   if (exchange.stream) {

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -133,20 +134,24 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::start(const LaunchPlan& plan
     return ::posix_spawn(&pid, program.c_str(), &setup.actions_, &setup.attr_, argv.data(),
                          envp.data());
   };
+  bool spawned = false;
   if (plan.niceness > 0) {
     // A child inherits the nice value of the thread that spawns it, and lowering one's own
     // priority cannot be undone without privilege, so a thread of its own lowers its
-    // priority, spawns and ends.
-    std::thread([&] {
-      const auto self = static_cast<id_t>(::gettid());
-      errno = 0;
-      const int current = ::getpriority(PRIO_PROCESS, self);
-      if (errno == 0) ::setpriority(PRIO_PROCESS, self, std::min(19, current + plan.niceness));
-      rc = spawn();
-    }).join();
-  } else {
-    rc = spawn();
+    // priority, spawns and ends. Without a thread to spare the child starts at ours.
+    try {
+      std::thread([&] {
+        const auto self = static_cast<id_t>(::gettid());
+        errno = 0;
+        const int current = ::getpriority(PRIO_PROCESS, self);
+        if (errno == 0) ::setpriority(PRIO_PROCESS, self, std::min(19, current + plan.niceness));
+        rc = spawn();
+      }).join();
+      spawned = true;
+    } catch (const std::system_error&) {
+    }
   }
+  if (!spawned) rc = spawn();
   if (rc != 0) {
     // The working directory is named too: addchdir_np fails with ENOENT just the same.
     return fail(
