@@ -184,11 +184,18 @@ void printTable(const std::vector<DoctorRow>& rows) {
     std::string tools = connected ? std::to_string(row.offered) : "-";
     if (connected && row.offered != row.tools) tools += "/" + std::to_string(row.tools);
     std::string note = !row.error.empty() ? row.error : row.hint;
-    table.addRow({row.name, colour(row.state, code, colourful), tools,
-                  row.ms >= 0 ? std::to_string(row.ms) + " ms" : "-",
+    std::string time = row.ms >= 0 ? std::to_string(row.ms) + " ms" : "-";
+    if (row.ms >= 0 && row.niceness > 0) time += "*";
+    table.addRow({row.name, colour(row.state, code, colourful), tools, time,
                   connected ? "~" + std::to_string(row.schemaChars / 4) + " tok" : "-", note});
   }
   std::fputs(table.render(100, colourful).c_str(), stdout);
+  if (std::any_of(rows.begin(), rows.end(),
+                  [](const DoctorRow& row) { return row.niceness > 0; })) {
+    std::printf(
+        "* quick last time, so started at lower CPU priority while the slowest got the "
+        "cores first\n");
+  }
   if (options().verbose) {
     for (const auto& row : rows) {
       if (row.state != "failed" || row.stderrTail.empty()) continue;

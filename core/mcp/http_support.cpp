@@ -94,15 +94,19 @@ Error requestError(const std::string& who, const std::string& serverName, std::s
   if (cause.code == ErrorCode::kRefused) {
     return Error{ErrorCode::kRefused, cause.message, serverName, cause.detail};
   }
+  // The cause is quoted inside this sentence, so its own full stop goes.
+  std::string_view clause = cause.message;
+  if (clause.ends_with('.')) clause.remove_suffix(1);
   if (cause.code == ErrorCode::kTimeout) {
     return Error{ErrorCode::kTimeout,
-                 who + " timed out: " + cause.message + " (" + std::string(method) + " " +
+                 who + " timed out: " + std::string(clause) + " (" + std::string(method) + " " +
                      displayUrl(url) + ").",
                  serverName, cause.detail};
   }
-  return Error{ErrorCode::kConnect,
-               who + " could not be reached at " + displayUrl(url) + " (" + cause.message + ").",
-               serverName, cause.detail};
+  return Error{
+      ErrorCode::kConnect,
+      who + " could not be reached at " + displayUrl(url) + " (" + std::string(clause) + ").",
+      serverName, cause.detail};
 }
 
 std::chrono::milliseconds reconnectDelay(std::optional<std::chrono::milliseconds> retry,

@@ -171,6 +171,17 @@ TEST_F(DoctorCliTest, ServersCheapLastTimeStartAtLowerPriority) {
   EXPECT_GT(files["cpuMs"].get<long>(), 10);
   EXPECT_LT(files["cpuMs"].get<long>(), 9000);
 
+  // The table marks the slowed row's time and says why under it.
+  root_.write("data/kaja/connect-costs.json", "{\"everything\": 100, \"files\": 9000}");
+  auto table = testing::runCommand(
+      {std::string(KAJA_BIN_DIR) + "/kaja", "doctor"},
+      {"HOME=" + root_.path() + "/home", "XDG_CONFIG_HOME=" + root_.path() + "/config",
+       "XDG_DATA_HOME=" + root_.path() + "/data", "PATH=/usr/local/bin:/usr/bin:/bin",
+       "KAJA_SHIPPED_MARKETPLACE=" + market_, "NO_COLOR=1"});
+  EXPECT_THAT(table.out, ::testing::MatchesRegex("(.|\n)*everything +ok +[0-9/]+ +[0-9]+ "
+                                                 "ms\\*(.|\n)*"));
+  EXPECT_THAT(table.out, HasSubstr("\n* quick last time, so started at lower CPU priority"));
+
   // Named alone, nothing is slowed.
   report = doctor({"everything", "--verbose"}, exitCode);
   EXPECT_EQ(row(report, "everything")["lowPriority"], false);
