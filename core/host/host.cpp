@@ -26,8 +26,9 @@ constexpr std::chrono::milliseconds kRootsWait{2000};
 
 struct Connection {
   Activation activation;
-  bool rootsServed = false;             ///< the server has asked for roots at least once
-  std::function<void()> onRootsServed;  ///< a waiter for the first roots/list
+  bool rootsServed = false;                ///< the server has asked for roots at least once
+  std::chrono::milliseconds rootsWait{0};  ///< how long connecting waited for that
+  std::function<void()> onRootsServed;     ///< a waiter for the first roots/list
   std::shared_ptr<mcp::Client> client;
   std::shared_ptr<mcp::StdioTransport> stdio;
   std::shared_ptr<std::vector<mcp::Root>> roots = std::make_shared<std::vector<mcp::Root>>();
@@ -151,6 +152,7 @@ struct Host::Impl {
       if (isStdio) --batch->runningStdio;
       if (tools) {
         report.ok = true;
+        report.rootsWait = connection->rootsWait;
         report.tools = *tools;
         connection->tools = std::move(*tools);
         if (connection->client) {
@@ -233,11 +235,19 @@ struct Host::Impl {
       }
       connection->client->listTools(
           [this, connection, finish](Result<std::vector<mcp::Tool>> tools) {
-            if (!tools || !connection->activation.ability.roots || !options.waitForRoots) {
+            // At 2026-07-28 a server cannot ask for roots on its own: it asks inside the
+            // request that needs them (input_required), so there is nothing to wait for.
+            if (!tools || !connection->activation.ability.roots || !options.waitForRoots ||
+                connection->client->isStateless()) {
               finish(std::move(tools));
               return;
             }
-            waitForRoots(connection, [finish, tools = std::move(*tools)] { finish(tools); });
+            auto listed = Clock::now();
+            waitForRoots(connection, [finish, connection, listed, tools = std::move(*tools)] {
+              connection->rootsWait =
+                  std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - listed);
+              finish(tools);
+            });
           });
     });
   }

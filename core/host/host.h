@@ -34,6 +34,9 @@ struct ConnectReport {
   /// CPU the server's processes had used by then (stdio only; -1 when unknown). Unlike
   /// `elapsed` it hardly changes when other servers start at the same time.
   std::chrono::milliseconds cpu{-1};
+  /// How much of `elapsed` went on waiting for a `roots` server to fetch its roots and apply
+  /// them (0 when it was not waited for).
+  std::chrono::milliseconds rootsWait{0};
   std::string protocolVersion;
   std::string serverName;
   bool reused = false;  ///< it was already connected and was kept

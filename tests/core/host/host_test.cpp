@@ -292,5 +292,22 @@ TEST(HostTest, StatelessServersTellTheHostAboutNewTools) {
   }
 }
 
+// A 2025-era roots server fetches its roots after connecting, and the host waits for that;
+// at 2026-07-28 roots travel inside the requests that need them, so there is no wait.
+TEST(HostTest, OnlyServersThatFetchRootsOnTheirOwnAreWaitedFor) {
+  kaja::testing::ScopedTempDir dir;
+  Host host;
+  auto filesystem = stdioActivation("filesystem", kaja::testing::filesystemPlan(dir.path()), true);
+  filesystem.roots = {{mcp::fileUri(dir.path()), ""}};
+  auto stateless = stdioActivation("stateless", kaja::testing::statelessPlan("stdio"), true);
+  stateless.roots = filesystem.roots;
+  auto reports = host.activate({filesystem, stateless});
+  ASSERT_TRUE(reports[0].ok) << reports[0].error->describe();
+  ASSERT_TRUE(reports[1].ok) << reports[1].error->describe();
+  EXPECT_GE(reports[0].rootsWait, std::chrono::milliseconds(150));
+  EXPECT_EQ(reports[1].protocolVersion, "2026-07-28");
+  EXPECT_EQ(reports[1].rootsWait, std::chrono::milliseconds(0));
+}
+
 }  // namespace
 }  // namespace kaja::core
