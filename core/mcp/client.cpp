@@ -10,6 +10,8 @@ namespace {
 
 // A server whose cursors never end would otherwise page forever.
 constexpr int kMaxToolPages = 1000;
+// The least time between two re-listings of a server's tools after list_changed.
+constexpr std::chrono::milliseconds kMinToolRefreshGap{500};
 
 std::string formatDuration(std::chrono::milliseconds duration) {
   if (duration.count() % 1000 == 0) return std::to_string(duration.count() / 1000) + " s";
@@ -34,7 +36,8 @@ Client::Client(asio::io_context& io, std::shared_ptr<Transport> transport, Clien
       transport_(std::move(transport)),
       options_(std::move(options)),
       connectTimer_(io),
-      deadlineTimer_(io) {}
+      deadlineTimer_(io),
+      refreshTimer_(io) {}
 
 Client::~Client() {
   // The transport outlives us while its work is pending; its handlers hold only weak
@@ -401,6 +404,22 @@ void Client::refreshTools() {
     refreshAgain_ = true;
     return;
   }
+  if (refreshTimerArmed_) return;
+  // A server that announces changes without pause would otherwise be re-listed back to
+  // back for as long as it keeps on; one listing per kMinToolRefreshGap is plenty.
+  const auto wait = lastRefresh_ + kMinToolRefreshGap - Clock::now();
+  if (wait > Clock::duration::zero()) {
+    refreshTimerArmed_ = true;
+    refreshTimer_.expires_after(wait);
+    refreshTimer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+      auto self = weak.lock();
+      if (ec || !self) return;
+      self->refreshTimerArmed_ = false;
+      if (self->isReady()) self->refreshTools();
+    });
+    return;
+  }
+  lastRefresh_ = Clock::now();
   refreshing_ = true;
   listTools([weak = weak_from_this()](Result<std::vector<Tool>> result) {
     auto self = weak.lock();
@@ -438,6 +457,7 @@ void Client::onTransportClosed(const Error& error) {
   closedError_ = error;
   connectTimer_.cancel();
   deadlineTimer_.cancel();
+  refreshTimer_.cancel();
   deadlineArmedFor_ = Clock::time_point::max();
   auto pending = std::move(pending_);
   pending_.clear();

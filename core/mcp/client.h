@@ -195,6 +195,9 @@ class Client : public std::enable_shared_from_this<Client> {
   bool stateless_ = false;
   bool refreshing_ = false;
   bool refreshAgain_ = false;
+  boost::asio::steady_timer refreshTimer_;  ///< a re-listing held back by kMinToolRefreshGap
+  bool refreshTimerArmed_ = false;
+  Clock::time_point lastRefresh_;
   bool listening_ = false;  ///< a subscriptions/listen stream is open (2026-07-28)
   std::optional<Error> closedError_;
   std::vector<std::function<void()>> closeWaiters_;

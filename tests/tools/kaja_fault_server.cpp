@@ -8,16 +8,21 @@
 // Tools trigger faults during a call: echo, crash, abort, hang, long-line, garbage, stray-line,
 // stderr-flood, close-stdout, ask-roots, ask-unknown, ask-sampling, spawn-grandchild,
 // progress, rich-content, change-tools, cancelled-ids, ask-elicitation, ask-ping,
-// client-capabilities.
+// client-capabilities, change-stream {count, intervalMs} (that many list_changed
+// notifications, one per interval, from a thread of their own), list-count (how many
+// tools/list pages it has served).
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 using Json = nlohmann::json;
@@ -33,8 +38,13 @@ Json clientCapabilities = Json::object();
 // Server→client requests in flight: our request id → the tools/call id waiting on it.
 std::map<std::string, Json> waitingCalls;
 int nextServerRequest = 1;
+int listCount = 0;
+std::mutex sendMutex;  // change-stream writes from a thread of its own
 
-void send(const Json& message) { std::cout << message.dump() << '\n' << std::flush; }
+void send(const Json& message) {
+  std::lock_guard lock(sendMutex);
+  std::cout << message.dump() << '\n' << std::flush;
+}
 
 void reply(const Json& id, Json result) {
   send({{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}});
@@ -72,7 +82,9 @@ Json toolList() {
                                     "cancelled-ids",
                                     "ask-elicitation",
                                     "ask-ping",
-                                    "client-capabilities"};
+                                    "client-capabilities",
+                                    "change-stream",
+                                    "list-count"};
   if (toolsChanged) names.push_back("new-tool");
   Json tools = Json::array();
   for (const auto& name : names) {
@@ -85,6 +97,7 @@ Json toolList() {
 
 void handleToolsList(const Json& id, const Json& params) {
   constexpr std::size_t kPageSize = 5;
+  ++listCount;
   const Json all = toolList();
   std::size_t start = 0;
   if (params.is_object() && params.contains("cursor")) {
@@ -199,6 +212,19 @@ void handleCall(const Json& id, const Json& params) {
     toolsChanged = true;
     reply(id, textResult("changed"));
     send({{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"}});
+  } else if (name == "change-stream") {
+    const Json args = params.value("arguments", Json::object());
+    const int count = args.value("count", 100);
+    const int intervalMs = args.value("intervalMs", 5);
+    reply(id, textResult("streaming"));
+    std::thread([count, intervalMs] {
+      for (int i = 0; i < count; ++i) {
+        send({{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"}});
+        std::this_thread::sleep_for(std::chrono::milliseconds(intervalMs));
+      }
+    }).detach();
+  } else if (name == "list-count") {
+    reply(id, textResult(std::to_string(listCount)));
   } else if (name == "cancelled-ids") {
     reply(id, {{"content", Json::array()}, {"structuredContent", {{"ids", cancelledIds}}}});
   } else {

@@ -51,8 +51,8 @@ TEST(FaultServerTest, FollowsPagination) {
   ASSERT_TRUE(client.connect(faultPlan(), named()));
   auto tools = client.listTools();
   ASSERT_TRUE(tools) << tools.error().describe();
-  EXPECT_EQ(tools->size(), 20u);  // four pages of five
-  EXPECT_EQ(tools->back().name, "client-capabilities");
+  EXPECT_EQ(tools->size(), 22u);  // five pages, the last of two
+  EXPECT_EQ(tools->back().name, "list-count");
 }
 
 TEST(FaultServerTest, EndlessPaginationIsAnError) {
@@ -369,11 +369,45 @@ TEST(FaultServerTest, ToolListChangesAreFollowed) {
     client->listTools([&](Result<std::vector<Tool>> tools) { listed = tools.has_value(); });
   });
   ASSERT_TRUE(runUntil(io, [&] { return listed; }));
-  EXPECT_EQ(client->tools().size(), 20u);
+  EXPECT_EQ(client->tools().size(), 22u);
   client->callTool("change-tools", Json::object(), {}, [](Result<ToolResult>) {});
   ASSERT_TRUE(runUntil(io, [&] { return changed.has_value(); }));
-  EXPECT_EQ(changed->size(), 21u);
+  EXPECT_EQ(changed->size(), 23u);
   EXPECT_EQ(client->tools().back().name, "new-tool");
+}
+
+// A server announcing changes without pause gets re-listed twice a second, not back to back.
+TEST(FaultServerTest, ANonStopStreamOfToolChangesIsListedAtMostTwiceASecond) {
+  boost::asio::io_context io;
+  auto transport = StdioTransport::spawn(io, faultPlan(), named());
+  ASSERT_TRUE(transport);
+  auto client = Client::create(io, *transport);
+  int changes = 0;
+  client->setToolsChangedHandler([&](const std::vector<Tool>&) { ++changes; });
+  bool listed = false;
+  client->connect([&](Result<ServerInfo> info) {
+    ASSERT_TRUE(info);
+    client->listTools([&](Result<std::vector<Tool>> tools) { listed = tools.has_value(); });
+  });
+  ASSERT_TRUE(runUntil(io, [&] { return listed; }));
+  // 300 notifications, one every 5 ms: about 1.5 s of them.
+  bool streaming = false;
+  client->callTool("change-stream", {{"count", 300}, {"intervalMs", 5}}, {},
+                   [&](Result<ToolResult> result) { streaming = result.has_value(); });
+  ASSERT_TRUE(runUntil(io, [&] { return streaming; }));
+  auto until = std::chrono::steady_clock::now() + 2500ms;
+  runUntil(
+      io, [&] { return std::chrono::steady_clock::now() >= until; }, 3s);
+  std::optional<std::string> count;
+  client->callTool("list-count", Json::object(), {},
+                   [&](Result<ToolResult> result) { count = result ? result->text() : "error"; });
+  ASSERT_TRUE(runUntil(io, [&] { return count.has_value(); }));
+  // Each listing is five pages; the first was ours. Over ~2.5 s at most one per 500 ms,
+  // where back to back it would have been one per notification.
+  const int listings = std::stoi(*count) / 5 - 1;
+  EXPECT_GE(changes, 1);
+  EXPECT_GE(listings, 1);
+  EXPECT_LE(listings, 7) << "re-listed " << listings << " times for 300 notifications";
 }
 
 TEST(FaultServerTest, ProgressTokensReachTheirCall) {
