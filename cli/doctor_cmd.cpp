@@ -257,6 +257,8 @@ int runDoctor(std::span<const std::string> args) {
   hostOptions.closeGrace = std::chrono::milliseconds(300);
   // Listing a roots server's tools does not need its folders applied.
   hostOptions.waitForRoots = false;
+  // What each server costs to start decides the priorities of the next run.
+  hostOptions.measureStartCpu = true;
   if (auto timeout = parsed->value("--timeout")) {
     char* end = nullptr;
     double seconds = std::strtod(timeout->c_str(), &end);

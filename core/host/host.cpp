@@ -146,8 +146,10 @@ struct Host::Impl {
           std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
       if (connection->stdio) {
         report.stderrTail = connection->stdio->stderrTail();
-        report.cpu =
-            processGroupCpuTime(connection->stdio->pid()).value_or(std::chrono::milliseconds(-1));
+        if (options.measureStartCpu) {
+          report.cpu =
+              processGroupCpuTime(connection->stdio->pid()).value_or(std::chrono::milliseconds(-1));
+        }
       }
       if (isStdio) --batch->runningStdio;
       if (tools) {
