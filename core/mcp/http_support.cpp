@@ -126,6 +126,10 @@ bool failRequestAlone(const TransportHandlers& handlers, const std::optional<Mes
   return true;
 }
 
+Error closedError(const std::string& who, const std::string& serverName) {
+  return Error{ErrorCode::kConnect, who + " was closed.", serverName, {}};
+}
+
 Error streamFormatError(const std::string& who, const std::string& serverName, const Error& cause) {
   return Error{
       ErrorCode::kProtocol, who + " broke the protocol: " + cause.message + ".", serverName, {}};

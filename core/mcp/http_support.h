@@ -72,6 +72,9 @@ Result<net::Url> redirectTarget(const std::string& who, const std::string& serve
 bool failRequestAlone(const TransportHandlers& handlers, const std::optional<Message>& posted,
                       long status, const Error& error);
 
+/// Returns the Error a connection ends with when it was closed on purpose.
+Error closedError(const std::string& who, const std::string& serverName);
+
 /// Returns the Error for an event stream that broke the SSE format (`cause` says how).
 Error streamFormatError(const std::string& who, const std::string& serverName, const Error& cause);
 

@@ -540,12 +540,7 @@ void HttpTransport::finish() {
   if (finished_) return;
   finished_ = true;
   cancelAll();
-  const Error error =
-      failure_ ? *failure_
-               : Error{ErrorCode::kConnect, describe() + " was closed.", options_.serverName, {}};
-  auto onClosed = std::move(handlers_.onClosed);
-  handlers_ = {};
-  if (onClosed) onClosed(error);
+  handlers_.endWith(failure_ ? *failure_ : closedError(describe(), options_.serverName));
 }
 
 Error HttpTransport::sessionExpiredError(const std::string& why) const {

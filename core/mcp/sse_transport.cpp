@@ -251,12 +251,7 @@ void SseTransport::finishSoon() {
 void SseTransport::finish() {
   if (finished_) return;
   finished_ = true;
-  const Error error =
-      failure_ ? *failure_
-               : Error{ErrorCode::kConnect, describe() + " was closed.", options_.serverName, {}};
-  auto onClosed = std::move(handlers_.onClosed);
-  handlers_ = {};
-  if (onClosed) onClosed(error);
+  handlers_.endWith(failure_ ? *failure_ : closedError(describe(), options_.serverName));
 }
 
 }  // namespace kaja::core::mcp

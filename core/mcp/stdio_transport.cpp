@@ -348,10 +348,7 @@ void StdioTransport::finish() {
   writeQueue_.clear();
   // The child has exited, or is killed now: terminate() returns without waiting long.
   const ExitStatus status = child_->terminate(std::chrono::milliseconds(0));
-  const Error error = closingError(status);
-  auto onClosed = std::move(handlers_.onClosed);
-  handlers_ = {};
-  if (onClosed) onClosed(error);
+  handlers_.endWith(closingError(status));
 }
 
 std::string StdioTransport::diagnostics() const {

@@ -24,6 +24,14 @@ struct TransportHandlers {
   /// (an HTTP error status on the POST that carried it). When unset, such a failure ends
   /// the connection through onClosed instead.
   std::function<void(const Json& id, const Error&)> onRequestFailed;
+
+  /// Ends the delivery: drops every handler, then calls onClosed (if set) with `error`, so
+  /// onClosed runs once and nothing reaches the owner after it.
+  void endWith(const Error& error) {
+    auto closed = std::move(onClosed);
+    *this = {};
+    if (closed) closed(error);
+  }
 };
 
 /// One connection to one MCP server that carries JSON-RPC messages both ways: stdio
