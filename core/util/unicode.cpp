@@ -1,0 +1,91 @@
+#include "core/util/unicode.h"
+
+#include <unicode/normalizer2.h>
+#include <unicode/unistr.h>
+#include <unicode/uspoof.h>
+#include <unicode/utf8.h>
+
+#include <memory>
+
+namespace kaja::core::unicode {
+namespace {
+
+// ICU converts ill-formed UTF-8 to U+FFFD on the way in, which is what every caller wants.
+icu::UnicodeString fromUtf8(std::string_view text) {
+  return icu::UnicodeString::fromUTF8(
+      icu::StringPiece(text.data(), static_cast<int32_t>(text.size())));
+}
+
+std::string toUtf8(const icu::UnicodeString& text) {
+  std::string out;
+  text.toUTF8String(out);
+  return out;
+}
+
+std::string normalize(const icu::Normalizer2* normalizer, std::string_view text) {
+  if (normalizer == nullptr) return sanitizeUtf8(text);
+  UErrorCode status = U_ZERO_ERROR;
+  icu::UnicodeString result = normalizer->normalize(fromUtf8(text), status);
+  if (U_FAILURE(status)) return sanitizeUtf8(text);
+  return toUtf8(result);
+}
+
+struct SpoofCloser {
+  void operator()(USpoofChecker* checker) const { uspoof_close(checker); }
+};
+
+// Opened once; uspoof_getSkeleton is documented as thread-safe on a checker that is not
+// being changed.
+const USpoofChecker* spoofChecker() {
+  static const std::unique_ptr<USpoofChecker, SpoofCloser> checker = [] {
+    UErrorCode status = U_ZERO_ERROR;
+    USpoofChecker* opened = uspoof_open(&status);
+    if (U_FAILURE(status)) return std::unique_ptr<USpoofChecker, SpoofCloser>();
+    return std::unique_ptr<USpoofChecker, SpoofCloser>(opened);
+  }();
+  return checker.get();
+}
+
+}  // namespace
+
+bool isValidUtf8(std::string_view text) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
+  auto length = static_cast<int32_t>(text.size());
+  int32_t i = 0;
+  while (i < length) {
+    UChar32 c = 0;
+    U8_NEXT(bytes, i, length, c);
+    if (c < 0) return false;
+  }
+  return true;
+}
+
+std::string sanitizeUtf8(std::string_view text) {
+  if (isValidUtf8(text)) return std::string(text);
+  return toUtf8(fromUtf8(text));
+}
+
+std::string toNfc(std::string_view text) {
+  UErrorCode status = U_ZERO_ERROR;
+  const icu::Normalizer2* nfc = icu::Normalizer2::getNFCInstance(status);
+  return normalize(U_SUCCESS(status) ? nfc : nullptr, text);
+}
+
+std::string nfkcCasefold(std::string_view text) {
+  UErrorCode status = U_ZERO_ERROR;
+  const icu::Normalizer2* fold = icu::Normalizer2::getNFKCCasefoldInstance(status);
+  return normalize(U_SUCCESS(status) ? fold : nullptr, text);
+}
+
+std::string confusableSkeleton(std::string_view text) {
+  const USpoofChecker* checker = spoofChecker();
+  icu::UnicodeString input = fromUtf8(text);
+  if (checker == nullptr) return toUtf8(input);
+  UErrorCode status = U_ZERO_ERROR;
+  icu::UnicodeString skeleton;
+  uspoof_getSkeletonUnicodeString(checker, 0, input, skeleton, &status);
+  if (U_FAILURE(status)) return toUtf8(input);
+  return toUtf8(skeleton);
+}
+
+}  // namespace kaja::core::unicode

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace kaja::core::unicode {
+
+/// The one place kaja calls ICU. Every function takes UTF-8 that may be malformed: each
+/// byte that is not part of a well-formed sequence (overlong forms and encoded surrogates
+/// included) is read as U+FFFD, so no input is refused and no byte is hidden. None throws.
+
+/// Returns true when `text` is well-formed UTF-8 (no surrogates, nothing past U+10FFFF).
+bool isValidUtf8(std::string_view text);
+
+/// Returns `text` with every ill-formed byte replaced by U+FFFD; well-formed text is
+/// returned unchanged.
+std::string sanitizeUtf8(std::string_view text);
+
+/// Returns the NFC form of `text` (canonical composition: "e" + U+0301 becomes "é").
+std::string toNfc(std::string_view text);
+
+/// Returns NFKC_Casefold of `text`: compatibility forms folded (U+212A KELVIN SIGN becomes
+/// "k", fullwidth letters become ASCII), case folded, default-ignorable characters removed.
+std::string nfkcCasefold(std::string_view text);
+
+/// Returns the UTS #39 confusable skeleton of `text`: two strings a reader could mistake
+/// for one another ("paypal" and "раураl" with Cyrillic letters) have the same skeleton.
+/// Falls back to `text` itself when ICU's confusable data cannot be opened.
+std::string confusableSkeleton(std::string_view text);
+
+}  // namespace kaja::core::unicode
