@@ -11,6 +11,16 @@ struct CommandResult {
   int exitCode = -1;  ///< -1 when it did not exit normally
   std::string out;
   std::string err;
+  long peakRssKb = 0;     ///< the largest resident set of the program or a child it reaped
+  bool timedOut = false;  ///< killed (SIGKILL to its process group) at the time limit
+  double seconds = 0;     ///< how long it ran
+};
+
+/// How runCommandWith runs a program.
+struct RunOptions {
+  std::string input;            ///< fed on stdin
+  double timeoutSeconds = 120;  ///< then the program's process group is killed
+  bool ownProcessGroup = true;  ///< start it as the leader of a new process group
 };
 
 /// Runs `argv` (argv[0] absolute) with exactly `env` ("NAME=value" strings), feeding it
@@ -18,5 +28,9 @@ struct CommandResult {
 /// program cannot block on a full pipe.
 CommandResult runCommand(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                          const std::string& input = {});
+
+/// Runs `argv` as runCommand does, with a time limit, and reports its peak memory.
+CommandResult runCommandWith(const std::vector<std::string>& argv,
+                             const std::vector<std::string>& env, const RunOptions& options);
 
 }  // namespace kaja::testing
