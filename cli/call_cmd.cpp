@@ -106,7 +106,7 @@ int runCall(std::span<const std::string> args) {
                          "\" has no backed-up folder, so kaja serves it no tools");
     }
     policy::BackupTools tools(entries, core::homeDir(), session->context.paths.backupsDir,
-                              approvals);
+                              approvals, audit ? &*audit : nullptr, personaName);
     auto result = tools.call(tool, arguments);
     if (!result) {
       if (result.error().code == core::ErrorCode::kRefused) {

@@ -118,8 +118,8 @@ bool isBackupStamp(std::string_view stamp) {
   return rest.empty() || (rest.size() <= 10 && rest[0] == '-' && allDigits(rest.substr(1)));
 }
 
-BackupStore::BackupStore(std::string backupsDir, Clock clock)
-    : backupsDir_(std::move(backupsDir)), clock_(std::move(clock)) {}
+BackupStore::BackupStore(std::string backupsDir, Clock clock, TreeLimits treeLimits)
+    : backupsDir_(std::move(backupsDir)), clock_(std::move(clock)), treeLimits_(treeLimits) {}
 
 std::string BackupStore::folderFor(const std::string& resolvedPath) const {
   return backupsDir_ + (resolvedPath.starts_with("/") ? "" : "/") + resolvedPath;
@@ -161,19 +161,66 @@ Result<std::optional<std::string>> BackupStore::backupFile(const std::string& re
   return ioError("link(" + dir + "/" + stamp + "): a thousand copies in one millisecond");
 }
 
-Result<std::vector<std::string>> BackupStore::backupBeforeCall(
-    const std::vector<CheckedPath>& paths) const {
-  std::vector<std::string> copies;
-  for (const auto& path : paths) {
-    if (path.folder == nullptr || !path.folder->backup) continue;
-    auto copy = backupFile(path.resolved);
-    if (!copy) {
-      return fail(ErrorCode::kIo,
-                  "Could not back up " + path.resolved + " (" + copy.error().message +
-                      "), so the call did not run.",
-                  {}, "rule: " + std::string(rule::kBackup));
+Result<std::vector<std::string>> BackupStore::backupTree(const std::string& resolvedDir) const {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  uint64_t bytes = 0;
+  uint64_t entries = 0;
+  std::error_code ec;
+  // Counted before anything is copied, so a folder too large to keep leaves no partial copy.
+  for (fs::recursive_directory_iterator it(resolvedDir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (++entries > treeLimits_.maxFiles) {
+      return fail(ErrorCode::kRefused, resolvedDir + " holds more than " +
+                                           std::to_string(treeLimits_.maxFiles) +
+                                           " entries, more than kaja copies before a change");
     }
+    if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
+    bytes += it->file_size(ec);
+    if (bytes > treeLimits_.maxBytes) {
+      return fail(ErrorCode::kRefused,
+                  resolvedDir + " holds more than " + std::to_string(treeLimits_.maxBytes) +
+                      " bytes of files, more than kaja copies before a change");
+    }
+    files.push_back(it->path().string());
+  }
+  if (ec) return ioError("opendir(" + resolvedDir + "): " + ec.message());
+  std::vector<std::string> copies;
+  for (const auto& file : files) {
+    auto copy = backupFile(file);
+    if (!copy) return std::unexpected(copy.error());
     if (*copy) copies.push_back(**copy);
+  }
+  return copies;
+}
+
+Result<std::vector<std::string>> BackupStore::backupBeforeCall(
+    const std::vector<CheckedPath>& paths, bool copyFolders) const {
+  std::vector<std::string> copies;
+  std::vector<std::string> done;
+  auto refuse = [](const std::string& path, const Error& error) {
+    return fail(error.code == ErrorCode::kRefused ? ErrorCode::kRefused : ErrorCode::kIo,
+                "Could not back up " + path + " (" + error.message + "), so the call did not run.",
+                {}, "rule: " + std::string(rule::kBackup));
+  };
+  for (const auto& path : paths) {
+    for (const auto& landing : path.landings) {
+      if (!landing.backup) continue;
+      if (std::find(done.begin(), done.end(), landing.resolved) != done.end()) continue;
+      done.push_back(landing.resolved);
+      struct stat info {};
+      bool folder = ::lstat(landing.resolved.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+      if (folder) {
+        if (!copyFolders) continue;
+        auto tree = backupTree(landing.resolved);
+        if (!tree) return refuse(landing.resolved, tree.error());
+        copies.insert(copies.end(), tree->begin(), tree->end());
+        continue;
+      }
+      auto copy = backupFile(landing.resolved);
+      if (!copy) return refuse(landing.resolved, copy.error());
+      if (*copy) copies.push_back(**copy);
+    }
   }
   return copies;
 }

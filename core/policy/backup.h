@@ -29,13 +29,20 @@ struct BackupEntry {
   uint64_t size = 0;
 };
 
+/// How much a folder may hold for kaja to copy it before a call moves or changes it.
+struct TreeLimits {
+  uint64_t maxBytes = 64ULL * 1024 * 1024;  ///< all regular files together
+  uint64_t maxFiles = 10000;                ///< regular files, folders and links together
+};
+
 /// The backup step (K16): copies of files kept at `<backupsDir>/<full path>/<stamp>`, every
 /// copy kept. Each copy is written to a temporary name, fsynced and linked into place, so a
 /// stamp names a complete copy or nothing. Copies and their folders are private (0600/0700).
 class BackupStore {
  public:
   /// Keeps copies under `backupsDir` (created on first use), stamped with `clock`.
-  explicit BackupStore(std::string backupsDir, Clock clock = std::chrono::system_clock::now);
+  explicit BackupStore(std::string backupsDir, Clock clock = std::chrono::system_clock::now,
+                       TreeLimits treeLimits = {});
 
   /// Copies the file at `resolvedPath` (absolute, symlinks already followed) and returns the
   /// copy's path; returns nullopt when there is no such file yet (nothing to keep) or it is
@@ -43,11 +50,17 @@ class BackupStore {
   [[nodiscard]] Result<std::optional<std::string>> backupFile(
       const std::string& resolvedPath) const;
 
-  /// Backs up every path in `paths` whose folder has `backup = true`, before a call that may
-  /// change them. Returns the copies made; on the first failure returns an error whose message
-  /// says the call must not run.
+  /// Copies every regular file below the folder `resolvedDir` (symlinks are not followed) and
+  /// returns the copies, each kept as backupFile keeps one. Counts first and copies nothing
+  /// when the folder holds more than the tree limits allow (kRefused, saying why).
+  [[nodiscard]] Result<std::vector<std::string>> backupTree(const std::string& resolvedDir) const;
+
+  /// Backs up every landing of `paths` that is due a copy (Landing::backup), before a call
+  /// that may change them: each file, and with `copyFolders` each folder as a tree (a move
+  /// takes a folder's files out of reach of later copies). Returns the copies made; on the
+  /// first failure returns an error whose message says the call must not run.
   [[nodiscard]] Result<std::vector<std::string>> backupBeforeCall(
-      const std::vector<CheckedPath>& paths) const;
+      const std::vector<CheckedPath>& paths, bool copyFolders = true) const;
 
   /// Returns the copies of `resolvedPath`, oldest first (empty when there are none).
   [[nodiscard]] Result<std::vector<BackupEntry>> listBackups(const std::string& resolvedPath) const;
@@ -64,6 +77,7 @@ class BackupStore {
  private:
   std::string backupsDir_;
   Clock clock_;
+  TreeLimits treeLimits_;
 };
 
 }  // namespace kaja::core::policy

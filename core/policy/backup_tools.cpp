@@ -1,5 +1,7 @@
 #include "core/policy/backup_tools.h"
 
+#include <chrono>
+
 #include "core/policy/backup.h"
 #include "core/policy/folder_guard.h"
 
@@ -54,43 +56,115 @@ std::vector<mcp::Tool> backupTools() {
 }
 
 BackupTools::BackupTools(std::vector<PersonaEntry> entries, std::string home,
-                         std::string backupsDir, ApprovalSession& approvals)
+                         std::string backupsDir, ApprovalSession& approvals, AuditLog* audit,
+                         std::string persona)
     : entries_(std::move(entries)),
       home_(std::move(home)),
       backupsDir_(std::move(backupsDir)),
-      approvals_(approvals) {}
+      approvals_(approvals),
+      audit_(audit),
+      persona_(std::move(persona)) {}
 
-Result<std::string> BackupTools::backedUpPath(const mcp::Json& arguments) const {
+namespace {
+
+// The guard checks paths the way it does for any server: one argument named "path".
+Result<CheckedPath> checkPath(const std::vector<PersonaRoot>& roots, const std::string& home,
+                              const mcp::Json& arguments) {
   if (!arguments.is_object() || !arguments.contains("path") || !arguments["path"].is_string()) {
     return fail(ErrorCode::kUsage, "needs a \"path\" string argument", kKajaAbility);
   }
-  std::vector<PersonaRoot> roots;
-  for (const auto& entry : entries_) {
-    for (const auto& root : entry.roots) {
-      if (root.backup) roots.push_back(root);
-    }
-  }
-  auto guard = FolderGuard::create(roots, home_);
+  auto guard = FolderGuard::create(roots, home);
   if (!guard) return std::unexpected(guard.error());
-  // The guard checks paths the way it does for any server: one argument named "path".
   Ability self;
   self.name = kKajaAbility;
   self.pathArgs = {"path"};
   auto checked = guard->check(self, {{"path", arguments["path"]}});
   if (!checked) return std::unexpected(checked.error().toError(kKajaAbility));
-  if (checked->empty() || checked->front().folder == nullptr || !checked->front().folder->backup) {
-    return fail(ErrorCode::kRefused,
-                "\"" + arguments["path"].get<std::string>() +
-                    "\" is not in a backed-up folder of this persona",
-                kKajaAbility, std::string("rule: ") + std::string(rule::kBackup));
+  if (checked->empty()) return CheckedPath{};
+  // The guard's folders die with it; only the paths and flags are read from here on.
+  CheckedPath path = checked->front();
+  path.folder = nullptr;
+  for (auto& landing : path.landings) landing.folder = nullptr;
+  return path;
+}
+
+Error notBackedUp(const mcp::Json& arguments) {
+  return Error{ErrorCode::kRefused,
+               "\"" + arguments["path"].get<std::string>() +
+                   "\" is not in a backed-up folder of this persona",
+               kKajaAbility, std::string("rule: ") + std::string(rule::kBackup)};
+}
+
+AuditDecision decisionFor(const Result<mcp::ToolResult>& result) {
+  if (result) return AuditDecision::kAllowed;
+  if (result.error().code != ErrorCode::kRefused) return AuditDecision::kFailed;
+  return result.error().detail.find(rule::kApproval) != std::string::npos ? AuditDecision::kDeclined
+                                                                          : AuditDecision::kRefused;
+}
+
+}  // namespace
+
+Result<std::string> BackupTools::listedPath(const mcp::Json& arguments) const {
+  std::vector<PersonaRoot> roots;
+  for (const auto& entry : entries_) {
+    for (const auto& root : entry.roots) {
+      if (root.backup) roots.push_back({root.path, false, true});
+    }
   }
-  return checked->front().resolved;
+  auto path = checkPath(roots, home_, arguments);
+  if (!path) return std::unexpected(path.error());
+  if (path->landings.empty() || !path->landings.front().backup) {
+    return std::unexpected(notBackedUp(arguments));
+  }
+  return path->resolved;
+}
+
+Result<std::string> BackupTools::restorablePath(const mcp::Json& arguments) const {
+  // Every folder of the persona, read-only ones included: a restore is a write like any other.
+  std::vector<PersonaRoot> roots;
+  for (const auto& entry : entries_)
+    roots.insert(roots.end(), entry.roots.begin(), entry.roots.end());
+  auto path = checkPath(roots, home_, arguments);
+  if (!path) return std::unexpected(path.error());
+  if (path->landings.empty()) return std::unexpected(notBackedUp(arguments));
+  // The copies are kept under the kernel's reading; every reading must be a backed-up folder.
+  for (const auto& landing : path->landings) {
+    if (!landing.backup) return std::unexpected(notBackedUp(arguments));
+  }
+  return path->resolved;
 }
 
 Result<mcp::ToolResult> BackupTools::call(const std::string& tool, const mcp::Json& arguments) {
+  auto started = std::chrono::steady_clock::now();
+  auto result = run(tool, arguments);
+  if (audit_ != nullptr) {
+    AuditRecord record;
+    record.time = std::chrono::system_clock::now();
+    record.persona = persona_;
+    record.ability = kKajaAbility;
+    record.tool = tool;
+    record.decision = decisionFor(result);
+    if (!result && result.error().detail.starts_with("rule: ")) {
+      record.rule = result.error().detail.substr(6);
+    }
+    record.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
+    if (result)
+      record.resultBytes =
+          result->raw.dump(-1, ' ', false, mcp::Json::error_handler_t::replace).size();
+    record.isError = !result;
+    record.argumentNames = argumentNames(arguments);
+    if (auto written = audit_->append(record); !written && result) {
+      return std::unexpected(written.error());
+    }
+  }
+  return result;
+}
+
+Result<mcp::ToolResult> BackupTools::run(const std::string& tool, const mcp::Json& arguments) {
   BackupStore store(backupsDir_);
   if (tool == "list_backups") {
-    auto path = backedUpPath(arguments);
+    auto path = listedPath(arguments);
     if (!path) return std::unexpected(path.error());
     auto copies = store.listBackups(*path);
     if (!copies) return std::unexpected(copies.error());
@@ -102,7 +176,7 @@ Result<mcp::ToolResult> BackupTools::call(const std::string& tool, const mcp::Js
     return textResult(text);
   }
   if (tool == "restore_backup") {
-    auto path = backedUpPath(arguments);
+    auto path = restorablePath(arguments);
     if (!path) return std::unexpected(path.error());
     if (!arguments.contains("stamp") || !arguments["stamp"].is_string()) {
       return fail(ErrorCode::kUsage, "needs a \"stamp\" string argument from list_backups",

@@ -7,6 +7,7 @@
 #include "core/manifest/persona.h"
 #include "core/mcp/types.h"
 #include "core/policy/approval.h"
+#include "core/policy/audit_log.h"
 
 namespace kaja::core::policy {
 
@@ -21,24 +22,31 @@ bool offersBackupTools(const std::vector<PersonaEntry>& entries);
 std::vector<mcp::Tool> backupTools();
 
 /// Serves list_backups and restore_backup for the backed-up folders among `entries`.
-/// A path outside those folders is refused; a restore is always asked for through
-/// `approvals` and first backs up the file it replaces, so it can be undone.
+/// A path outside those folders is refused. A restore is a write: it passes the same folder
+/// check as any call (so never into a read-only folder, whatever folder holds it), is always
+/// asked for through `approvals`, and first backs up the file it replaces, so it can be undone.
+/// Each call writes one audit row when `audit` is given.
 class BackupTools {
  public:
+  /// `approvals` and `audit` (may be null) must outlive the tools.
   BackupTools(std::vector<PersonaEntry> entries, std::string home, std::string backupsDir,
-              ApprovalSession& approvals);
+              ApprovalSession& approvals, AuditLog* audit = nullptr, std::string persona = {});
 
   /// Runs `tool` with `arguments`. kRefused when a rule or the approver says no,
   /// kUsage for bad arguments, kNotFound for an unknown copy.
   Result<mcp::ToolResult> call(const std::string& tool, const mcp::Json& arguments);
 
  private:
-  Result<std::string> backedUpPath(const mcp::Json& arguments) const;
+  Result<mcp::ToolResult> run(const std::string& tool, const mcp::Json& arguments);
+  Result<std::string> listedPath(const mcp::Json& arguments) const;
+  Result<std::string> restorablePath(const mcp::Json& arguments) const;
 
   std::vector<PersonaEntry> entries_;
   std::string home_;
   std::string backupsDir_;
   ApprovalSession& approvals_;
+  AuditLog* audit_;
+  std::string persona_;
 };
 
 }  // namespace kaja::core::policy

@@ -25,6 +25,12 @@ Refusal notOffered(const FilteredTools& filtered, const std::string& ability,
                                                        "\"; `kaja tools` lists what it offers."};
 }
 
+// A tool that only makes folders changes no file already there, so the folders it names
+// need no copy; any other tool may move or empty a folder it is given.
+bool onlyCreatesFolders(const std::string& tool) {
+  return tool == "create_directory" || tool == "make_directory" || tool == "mkdir";
+}
+
 size_t resultBytes(const mcp::ToolResult& result) { return result.raw.dump().size(); }
 
 }  // namespace
@@ -106,7 +112,7 @@ CallOutcome CallPipeline::run(const CallScope& scope, const FilteredTools& filte
   CallOutcome outcome;
   if (write && guard && guard->anyBackup()) {
     BackupStore store(options_.backupsDir);
-    auto copies = store.backupBeforeCall(paths);
+    auto copies = store.backupBeforeCall(paths, !onlyCreatesFolders(tool));
     if (!copies) {
       return refused(Refusal{std::string(rule::kBackup), copies.error().message});
     }

@@ -1,9 +1,13 @@
 #include "core/policy/folder_guard.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 
 #include "core/paths.h"
 #include "core/policy/path_resolver.h"
+#include "core/policy/text_normalizer.h"
+#include "core/util/unicode.h"
 
 namespace kaja::core::policy {
 namespace {
@@ -12,8 +16,48 @@ std::unexpected<Refusal> refuse(std::string_view rule, std::string message) {
   return std::unexpected<Refusal>(Refusal{std::string(rule), std::move(message)});
 }
 
+// Direction controls make a path read differently on screen than on disk.
+bool isDirectionControl(char32_t c) {
+  return c == 0x200E || c == 0x200F || (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
+}
+
+// Returns the first character no path given by a model may hold, as text for a message, or
+// nullopt when there is none: C0 and C1 controls (NUL included), DEL, direction controls and
+// bytes that are not UTF-8, none of which any file name a person types contains.
+std::optional<std::string> unsafeCharacter(std::string_view path) {
+  if (!unicode::isValidUtf8(path)) return std::string("a byte that is not UTF-8");
+  for (char32_t c : decodeUtf8(path)) {
+    if (c < 0x20 || c == 0x7F || (c >= 0x80 && c <= 0x9F) || isDirectionControl(c)) {
+      char code[16];
+      std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(c));
+      return std::string("the control character ") + code;
+    }
+  }
+  return std::nullopt;
+}
+
+// Quotes a value from a call for a one-line message: control characters, direction controls
+// and bytes that are not UTF-8 are escaped, so a path can break neither a message nor a
+// terminal.
+std::string quoteValue(std::string_view value) {
+  std::string out = "\"";
+  for (char32_t c : decodeUtf8(value)) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7F || (c >= 0x80 && c <= 0x9F) || isDirectionControl(c)) {
+      char code[16];
+      std::snprintf(code, sizeof code, "\\u%04x", static_cast<unsigned>(c));
+      out += code;
+    } else {
+      appendUtf8(out, c);
+    }
+  }
+  return out + "\"";
+}
+
 std::string describePath(const std::string& argument, const std::string& given) {
-  return "Argument " + argument + " (\"" + given + "\")";
+  return "Argument " + argument + " (" + quoteValue(given) + ")";
 }
 
 }  // namespace
@@ -60,9 +104,29 @@ const GuardedFolder* FolderGuard::nearestFolder(const std::string& resolvedPath)
   return nullptr;
 }
 
+const GuardedFolder* FolderGuard::nearestEquivalentFolder(const std::string& resolvedPath) const {
+  const GuardedFolder* nearest = nullptr;
+  size_t depth = 0;
+  for (const auto& folder : folders_) {
+    if (!isWithinEquivalent(resolvedPath, folder.resolved)) continue;
+    size_t components = componentCount(folder.resolved);
+    if (nearest == nullptr || components > depth ||
+        (components == depth && folder.readOnly && !nearest->readOnly)) {
+      nearest = &folder;
+      depth = components;
+    }
+  }
+  return nearest;
+}
+
 std::expected<CheckedPath, Refusal> FolderGuard::checkOne(const Ability& ability,
                                                           const std::string& argument,
                                                           const std::string& given) const {
+  if (auto bad = unsafeCharacter(given)) {
+    return refuse(rule::kUnsafePath, describePath(argument, given) + " holds " + *bad +
+                                         ", which no path kaja lets " + ability.name +
+                                         " write may hold.");
+  }
   std::string expanded = expandHome(given, home_);
   if (!expanded.starts_with("/")) {
     if (anyReadOnly_ || anyBackup_) {
@@ -71,28 +135,45 @@ std::expected<CheckedPath, Refusal> FolderGuard::checkOne(const Ability& ability
                         " is a relative path; while a folder is read-only or backed up, paths "
                         "must be absolute or start with ~/.");
     }
-    return CheckedPath{argument, given, {}, nullptr};
+    return CheckedPath{argument, given, {}, nullptr, {}};
   }
-  auto resolved = resolvePath(expanded);
-  if (!resolved) {
+  auto readings = resolveInterpretations(expanded);
+  if (!readings) {
     return refuse(rule::kOutsideFolders, describePath(argument, given) + " cannot be checked: " +
-                                             resolved.error().message + ".");
+                                             readings.error().message + ".");
   }
-  const GuardedFolder* folder = nearestFolder(*resolved);
-  if (folder == nullptr) {
-    return refuse(rule::kOutsideFolders, describePath(argument, given) + " resolves to " +
-                                             *resolved +
-                                             ", outside every folder the persona "
-                                             "gives " +
-                                             ability.name + ".");
+  // A server may take the path in any of these ways, so each must land somewhere writable.
+  // A read-only folder is the more telling refusal, so it is looked for first.
+  CheckedPath checked{argument, given, {}, nullptr, {}};
+  std::optional<Refusal> outside;
+  for (const auto& resolved : *readings) {
+    const GuardedFolder* folder = nearestFolder(resolved);
+    const GuardedFolder* equivalent = nearestEquivalentFolder(resolved);
+    std::string reading = describePath(argument, given) +
+                          (resolved == readings->front() ? " resolves to " : " may be read as ") +
+                          quoteValue(resolved);
+    for (const GuardedFolder* judged : {folder, equivalent}) {
+      if (judged == nullptr || !judged->readOnly) continue;
+      std::string where = judged == folder ? "" : " (through an equivalent name)";
+      return refuse(rule::kReadOnlyFolder, reading + ", in the read-only folder " + judged->given +
+                                               where + ", so " + ability.name +
+                                               " may not write there.");
+    }
+    if (folder == nullptr) {
+      if (!outside) {
+        outside =
+            Refusal{std::string(rule::kOutsideFolders),
+                    reading + ", outside every folder the persona gives " + ability.name + "."};
+      }
+      continue;
+    }
+    bool backup = folder->backup || (equivalent != nullptr && equivalent->backup);
+    checked.landings.push_back(Landing{resolved, folder, backup});
   }
-  if (folder->readOnly) {
-    return refuse(rule::kReadOnlyFolder, describePath(argument, given) + " resolves to " +
-                                             *resolved + ", in the read-only folder " +
-                                             folder->given + ", so " + ability.name +
-                                             " may not write there.");
-  }
-  return CheckedPath{argument, given, *resolved, folder};
+  if (outside) return std::unexpected(std::move(*outside));
+  checked.resolved = checked.landings.front().resolved;
+  checked.folder = checked.landings.front().folder;
+  return checked;
 }
 
 std::expected<std::vector<CheckedPath>, Refusal> FolderGuard::check(

@@ -20,12 +20,21 @@ struct GuardedFolder {
   bool backup = false;
 };
 
+/// One place a path argument may land: one reading of it (see resolveInterpretations).
+struct Landing {
+  std::string resolved;                   ///< where a write would land under this reading
+  const GuardedFolder* folder = nullptr;  ///< the nearest folder; points into the guard
+  bool backup = false;  ///< a copy is due: the nearest folder, byte for byte or through
+                        ///< equivalent names, is backed up
+};
+
 /// One path argument of a call that passed the check.
 struct CheckedPath {
   std::string argument;                   ///< the argument's name, from `pathArgs`
   std::string given;                      ///< the value as the model sent it
-  std::string resolved;                   ///< where a write would land
+  std::string resolved;                   ///< where a write lands as the kernel reads it
   const GuardedFolder* folder = nullptr;  ///< the nearest folder; points into the guard
+  std::vector<Landing> landings;          ///< every reading, the kernel's first; all writable
 };
 
 /// Returns the roots of `entry` that kaja can honour for `ability` (K15): without
@@ -34,7 +43,11 @@ std::vector<PersonaRoot> usableRoots(const Ability& ability, const PersonaEntry&
 
 /// The folder check step (K15): for a call that may write, each argument named in the
 /// ability's `pathArgs` (a string or an array of strings) must resolve into a folder the
-/// persona gives, and the nearest such folder must not be read-only. Immutable after create().
+/// persona gives, and the nearest such folder must not be read-only. A server may read a path
+/// in more than one way (`..` collapsed before or after symlinks, a missing name mapped to an
+/// existing equivalent one), so every reading is judged, and a folder is also matched through
+/// equivalent names: all must land in writable folders. A path holding a control character,
+/// a direction control or ill-formed UTF-8 is refused outright. Immutable after create().
 class FolderGuard {
  public:
   /// Returns a guard over `roots`, each expanded with `home` and resolved. kInvalidConfig when
@@ -50,6 +63,10 @@ class FolderGuard {
 
   /// Returns the nearest (longest) folder that contains `resolvedPath`, or null.
   [[nodiscard]] const GuardedFolder* nearestFolder(const std::string& resolvedPath) const;
+
+  /// Returns the nearest folder that contains `resolvedPath` when names are compared with
+  /// equivalentNames(), the read-only one on a tie, or null.
+  [[nodiscard]] const GuardedFolder* nearestEquivalentFolder(const std::string& resolvedPath) const;
 
   /// Returns the folders, longest resolved path first.
   [[nodiscard]] const std::vector<GuardedFolder>& folders() const { return folders_; }

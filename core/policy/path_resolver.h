@@ -1,7 +1,9 @@
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.h"
 
@@ -17,7 +19,42 @@ namespace kaja::core::policy {
 /// component cannot be inspected or symlinks loop (more than 40 hops).
 Result<std::string> resolvePath(std::string_view absolutePath);
 
+/// Returns `absolutePath` with repeated slashes removed and `.` and `..` collapsed in the
+/// text, before any symlink is looked at, as Node's `path.resolve` and Python's
+/// `os.path.normpath` do. Never climbs above `/`.
+std::string collapseLexically(std::string_view absolutePath);
+
+/// Returns true when some server could take file names `a` and `b` for one another: equal
+/// bytes, equal ignoring ASCII case, or the same confusable skeleton of their NFKC_Casefold
+/// forms (so "Cafe" + U+0301 matches "Café", U+212A KELVIN SIGN + "ids" matches "Kids", and
+/// Cyrillic "а" matches Latin "a"). Deliberately wider than any one server's rule.
+bool equivalentNames(std::string_view a, std::string_view b);
+
+/// Bounds on resolveInterpretations.
+struct InterpretLimits {
+  std::size_t maxInterpretations = 16;       ///< more readings than this make the path refused
+  std::size_t maxDirectoryEntries = 100000;  ///< entries read to find equivalent names
+};
+
+/// Returns every real path that `absolutePath` may name to a server, without duplicates and
+/// the physical reading (what resolvePath returns) first; then the lexical one (collapseLexically,
+/// then resolved), and for each reading whose next component does not exist, one more reading for
+/// each existing name in that folder that equivalentNames() matches (a server may map a
+/// missing name to an existing equivalent one, as server-filesystem does with NFC).
+///
+/// Fails as resolvePath does, and with kRefused when there are more readings than
+/// `limits.maxInterpretations` or a folder holds more than `limits.maxDirectoryEntries`.
+Result<std::vector<std::string>> resolveInterpretations(std::string_view absolutePath,
+                                                        const InterpretLimits& limits = {});
+
 /// Returns true when `path` is `folder` or inside it. Both must be resolved and absolute.
 bool isWithin(std::string_view path, std::string_view folder);
+
+/// Returns true when `path` is `folder` or inside it once every component is compared with
+/// equivalentNames() rather than byte for byte. Both must be resolved and absolute.
+bool isWithinEquivalent(std::string_view path, std::string_view folder);
+
+/// Returns the number of components of an absolute path ("/" has none).
+std::size_t componentCount(std::string_view absolutePath);
 
 }  // namespace kaja::core::policy

@@ -8,7 +8,9 @@
 //   approval    isWrite + ApprovalSession::decide under approval = "writes" (asks an
 //               AutoApprover, so no person is in the loop)
 //   folder      FolderGuard::check of one path argument, resolved with real lstat calls,
-//               against three folders (writable, read-only, writable inside read-only)
+//               against three folders (writable, read-only, writable inside read-only);
+//               once for an existing file and once for a new one, whose folder of 61
+//               names is read for names equivalent to it
 //   audit       AuditLog::append of one row to a real file in DIR
 // and prints nanoseconds per call for each, plus "per call" (approval + folder + audit)
 // and "with filter" (all four), as a table and as one JSON line.
@@ -110,6 +112,12 @@ int main(int argc, char** argv) {
   fs::create_directories(home + "/notes/sub", ec);
   fs::create_directories(home + "/site/drafts", ec);
   std::ofstream(home + "/notes/sub/file.md") << "note\n";
+  // A folder of ordinary size, a few names not ASCII: a new file's name is looked for among
+  // them (a server may map it onto an equivalent existing one).
+  for (int i = 0; i < 60; ++i) {
+    std::string name = (i % 10 == 0 ? "r\xc3\xa9sum\xc3\xa9-" : "note-") + std::to_string(i);
+    std::ofstream(home + "/notes/sub/" + name + ".md") << "n\n";
+  }
 
   Ability ability;
   ability.name = "filesystem";
@@ -147,6 +155,8 @@ int main(int argc, char** argv) {
         .allowed();
   };
   auto folderStep = [&] { return guard->check(ability, arguments).has_value(); };
+  mcp::Json newFile = {{"path", "~/notes/sub/new-file.md"}, {"content", "x"}};
+  auto newFileStep = [&] { return guard->check(ability, newFile).has_value(); };
   auto auditStep = [&] {
     AuditRecord record;
     record.time = std::chrono::system_clock::now();
@@ -161,6 +171,7 @@ int main(int argc, char** argv) {
   double filterNs = time(n, filterStep);
   double approvalNs = time(n, approvalStep);
   double folderNs = time(n, folderStep);
+  double newFileNs = time(n, newFileStep);
   double auditNs = time(n, auditStep);
   double perCallNs = time(n, [&] { return approvalStep() && folderStep() && auditStep(); });
   double withFilterNs =
@@ -199,6 +210,7 @@ int main(int argc, char** argv) {
   std::printf("  %-40s %12.0f ns\n", "filter (14 tools, with T7 scan)", filterNs);
   std::printf("  %-40s %12.0f ns\n", "approval decision", approvalNs);
   std::printf("  %-40s %12.0f ns\n", "folder check (real lstat resolution)", folderNs);
+  std::printf("  %-40s %12.0f ns\n", "folder check, new file (61 names read)", newFileNs);
   std::printf("  %-40s %12.0f ns\n", "audit write (one write())", auditNs);
   std::printf("  %-40s %12.0f ns\n", "per call: approval + folder + audit", perCallNs);
   std::printf("  %-40s %12.0f ns\n", "per call with filter", withFilterNs);
@@ -207,11 +219,12 @@ int main(int argc, char** argv) {
   std::printf("  pipeline per call / read round trip:  %5.1f%%  (target < 5%%)\n",
               100.0 * perCallNs / readTripNs);
   std::printf("  pipeline per call / write round trip: %5.1f%%\n", 100.0 * perCallNs / writeTripNs);
-  mcp::Json line = {
-      {"bench", "policy"},        {"iterations", n},           {"tools", tools.size()},
-      {"filterNs", filterNs},     {"approvalNs", approvalNs},  {"folderNs", folderNs},
-      {"auditNs", auditNs},       {"perCallNs", perCallNs},    {"withFilterNs", withFilterNs},
-      {"readTripNs", readTripNs}, {"writeTripNs", writeTripNs}};
+  mcp::Json line = {{"bench", "policy"},        {"iterations", n},
+                    {"tools", tools.size()},    {"filterNs", filterNs},
+                    {"approvalNs", approvalNs}, {"folderNs", folderNs},
+                    {"newFileNs", newFileNs},   {"auditNs", auditNs},
+                    {"perCallNs", perCallNs},   {"withFilterNs", withFilterNs},
+                    {"readTripNs", readTripNs}, {"writeTripNs", writeTripNs}};
   std::printf("%s\n", line.dump().c_str());
   fs::remove_all(root, ec);
   return 0;

@@ -12,6 +12,12 @@
 namespace kaja::core::policy {
 namespace {
 
+// A checked path with one landing, the way FolderGuard reports a plain path.
+CheckedPath checkedPath(const std::string& argument, const std::string& given,
+                        const std::string& resolved, const GuardedFolder* folder) {
+  return CheckedPath{argument, given, resolved, folder, {{resolved, folder, folder->backup}}};
+}
+
 using kaja::testing::readFile;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
@@ -113,7 +119,7 @@ TEST_F(BackupTest, FailingCopyIsAnErrorSoTheCallDoesNotRun) {
   EXPECT_THAT(copy.error().message, HasSubstr("Not a directory"));
 
   GuardedFolder folder{"~/hypr", root_ + "/hypr", false, true};
-  std::vector<CheckedPath> paths = {{"path", "~/hypr/hypr.conf", file_, &folder}};
+  std::vector<CheckedPath> paths = {checkedPath("path", "~/hypr/hypr.conf", file_, &folder)};
   auto before = store.backupBeforeCall(paths);
   ASSERT_FALSE(before);
   EXPECT_THAT(before.error().message, HasSubstr("so the call did not run"));
@@ -125,9 +131,9 @@ TEST_F(BackupTest, BackupBeforeCallOnlyCopiesFilesInBackupFolders) {
   std::string other = fs::canonical(dir_.write("notes/n.md", "n")).string();
   GuardedFolder backed{"~/hypr", root_ + "/hypr", false, true};
   GuardedFolder plain{"~/notes", root_ + "/notes", false, false};
-  std::vector<CheckedPath> paths = {{"path", "a", file_, &backed},
-                                    {"paths", "b", other, &plain},
-                                    {"paths", "c", root_ + "/hypr/new.conf", &backed}};
+  std::vector<CheckedPath> paths = {checkedPath("path", "a", file_, &backed),
+                                    checkedPath("paths", "b", other, &plain),
+                                    checkedPath("paths", "c", root_ + "/hypr/new.conf", &backed)};
   auto copies = store.backupBeforeCall(paths);
   ASSERT_TRUE(copies) << copies.error().describe();
   ASSERT_EQ(copies->size(), 1u);

@@ -207,5 +207,136 @@ TEST(PathResolverTest, ResolvesLikeTheKernel) {
   EXPECT_TRUE(isWithin("/anything", "/"));
 }
 
+// Spellings a server may map onto an existing folder: it reads them as that folder, so kaja
+// must too. server-filesystem maps a missing name to an existing one with the same NFC form.
+class EquivalentPathTest : public FolderGuardTest {
+ protected:
+  void SetUp() override {
+    FolderGuardTest::SetUp();
+    dir_.write("home/Caf\xc3\xa9/menu.txt", "menu");  // NFC é
+    dir_.write("home/Kids/k.txt", "k");
+    dir_.write("home/ro/inner/ok.txt", "ok");
+    dir_.write("home/bk/Caf\xc3\xa9/m.txt", "m");
+    dir_.write("home/rw/x/y/z/file", "z");
+    fs::create_directory_symlink("x/y", home_ + "/rw/link");
+    fs::create_directory_symlink("x/y/z", home_ + "/rw/deep");
+    fs::create_directory_symlink(root_ + "/elsewhere", home_ + "/rw/abs");
+  }
+  FolderGuard strictGuard() {
+    return guard({{"~/rw", false, false},
+                  {"~/notes", false, false},
+                  {"~/Caf\xc3\xa9", true, false},
+                  {"~/Kids", true, false},
+                  {"~/ro", true, false},
+                  {"~/ro/inner", false, false},
+                  {"~/bk", false, true}});
+  }
+  void expectRefused(const FolderGuard& g, const std::string& path, std::string_view rule) {
+    auto result = check(g, {{"path", path}});
+    ASSERT_FALSE(result) << "allowed: " << path;
+    EXPECT_EQ(result.error().rule, rule) << path << ": " << result.error().message;
+    EXPECT_EQ(result.error().message.find('\n'), std::string::npos) << result.error().message;
+  }
+};
+
+TEST_F(EquivalentPathTest, UnicodeEquivalentSpellingsOfAReadOnlyFolderAreRefused) {
+  auto g = strictGuard();
+  for (const std::string& spelling : {
+           std::string("~/Cafe\xcc\x81/new.txt"),     // NFD: e + U+0301
+           std::string("~/Cafe\xcc\x81/menu.txt"),    // an existing file through NFD
+           std::string("~/CAF\xc3\x89/new.txt"),      // upper case É
+           std::string("~/\xe2\x84\xaaids/new.txt"),  // U+212A KELVIN SIGN
+           std::string("~/\xef\xbc\xabids/new.txt"),  // U+FF2B FULLWIDTH K
+           std::string("~/KIDS/new.txt"),             // case, for case-insensitive mounts
+           std::string("~/\xd0\x9a"
+                       "ids/new.txt"),  // Cyrillic К, a look-alike
+           std::string("~/Ki\xe2\x80\x8b"
+                       "ds/x"),  // a zero-width space inside
+           std::string("~/notes/../\xe2\x84\xaaids/deeper/new.txt"),
+       }) {
+    expectRefused(g, spelling, rule::kReadOnlyFolder);
+  }
+  // A different name is still a different folder.
+  EXPECT_TRUE(check(g, {{"path", "~/rw/Cafe/new.txt"}}));
+  EXPECT_TRUE(check(g, {{"path", "~/rw/Kidsroom.txt"}}));
+}
+
+TEST_F(EquivalentPathTest, AWritableFolderInsideAReadOnlyOneNeedsItsExactName) {
+  auto g = strictGuard();
+  EXPECT_TRUE(check(g, {{"path", "~/ro/inner/ok.txt"}}));
+  // "INNER" is missing: a server that does not map it creates it in the read-only folder.
+  expectRefused(g, "~/ro/INNER/new.txt", rule::kReadOnlyFolder);
+  expectRefused(g, "~/ro/inn\xd0\xb5r/new.txt", rule::kReadOnlyFolder);  // Cyrillic е
+}
+
+TEST_F(EquivalentPathTest, SymlinkThenDotDotIsJudgedBothWays) {
+  auto g = strictGuard();
+  // The kernel reads ~/rw/x/y/../../ro/f as ~/rw/ro/f; Node collapses the text to ~/ro/f.
+  expectRefused(g, "~/rw/link/../../ro/f", rule::kReadOnlyFolder);
+  expectRefused(g, "~/rw/deep/../../ro/f", rule::kReadOnlyFolder);
+  expectRefused(g, "~/rw/deep/./..//../Kids/f", rule::kReadOnlyFolder);
+  expectRefused(g, "~/rw/link/../../\xe2\x84\xaaids/f", rule::kReadOnlyFolder);
+  // An absolute link out of the folders: lexically inside, physically outside.
+  expectRefused(g, "~/rw/abs/../rw/f", rule::kOutsideFolders);
+  // Both readings writable: allowed, and both are reported.
+  auto both = check(g, {{"path", "~/rw/link/../f"}});
+  ASSERT_TRUE(both) << both.error().message;
+  ASSERT_EQ((*both)[0].landings.size(), 2u);
+  EXPECT_EQ((*both)[0].landings[0].resolved, home_ + "/rw/x/f");
+  EXPECT_EQ((*both)[0].landings[1].resolved, home_ + "/rw/f");
+}
+
+TEST_F(EquivalentPathTest, ControlCharactersAndBrokenBytesAreRefused) {
+  auto g = strictGuard();
+  for (const std::string& spelling : {
+           std::string("~/rw/a\0b", 8), std::string("~/rw/a\nb"), std::string("~/rw/a\rb"),
+           std::string("~/rw/\x1b[31mred"), std::string("~/rw/a\x7f"),
+           std::string("~/rw/a\xc2\x85"),  // U+0085 NEXT LINE
+           std::string("~/rw/\xe2\x80\xae"
+                       "fdp.sh"),  // U+202E RIGHT-TO-LEFT OVERRIDE
+           std::string("~/rw/a\xff"), std::string("~/rw/\xed\xa0\xbd"),  // not UTF-8
+       }) {
+    expectRefused(g, spelling, rule::kUnsafePath);
+  }
+  auto result = check(g, {{"path", std::string("~/rw/a\nb")}});
+  ASSERT_FALSE(result);
+  EXPECT_THAT(result.error().message, HasSubstr("\\u000a"));
+  EXPECT_THAT(result.error().message, HasSubstr("U+000A"));
+}
+
+TEST_F(EquivalentPathTest, EquivalentSpellingOfABackedUpFileIsDueACopy) {
+  auto g = strictGuard();
+  auto result = check(g, {{"path", "~/bk/Cafe\xcc\x81/m.txt"}});
+  ASSERT_TRUE(result) << result.error().message;
+  bool copyDue = false;
+  for (const auto& landing : (*result)[0].landings) {
+    if (landing.resolved == home_ + "/bk/Caf\xc3\xa9/m.txt") copyDue = landing.backup;
+  }
+  EXPECT_TRUE(copyDue);
+}
+
+TEST(PathResolverTest, ReadingsIncludeEveryEquivalentName) {
+  kaja::testing::TempDir dir;
+  std::string root = fs::canonical(dir.path()).string();
+  dir.write("d/Caf\xc3\xa9/x", "1");
+  dir.write("d/CAF\xc3\x89/x", "2");
+  auto readings = resolveInterpretations(root + "/d/Cafe\xcc\x81/x");
+  ASSERT_TRUE(readings) << readings.error().message;
+  EXPECT_THAT(*readings,
+              ::testing::UnorderedElementsAre(root + "/d/Cafe\xcc\x81/x", root + "/d/Caf\xc3\xa9/x",
+                                              root + "/d/CAF\xc3\x89/x"));
+  // An existing exact name is what every server opens: no other reading.
+  EXPECT_EQ(resolveInterpretations(root + "/d/Caf\xc3\xa9/x")->size(), 1u);
+  auto bounded = resolveInterpretations(root + "/d/Cafe\xcc\x81/x", {2, 1000});
+  ASSERT_FALSE(bounded);
+  EXPECT_EQ(bounded.error().code, ErrorCode::kRefused);
+  EXPECT_EQ(collapseLexically("/a/./b//../../../c/"), "/c");
+  EXPECT_TRUE(equivalentNames("Cafe\xcc\x81", "Caf\xc3\xa9"));
+  EXPECT_TRUE(equivalentNames("\xe2\x84\xaa", "k"));
+  EXPECT_FALSE(equivalentNames("cafe", "caf\xc3\xa9"));
+  EXPECT_TRUE(isWithinEquivalent("/h/KIDS/x", "/h/kids"));
+  EXPECT_FALSE(isWithinEquivalent("/h/kidsx/x", "/h/kids"));
+}
+
 }  // namespace
 }  // namespace kaja::core::policy

@@ -1,0 +1,236 @@
+// The read-only folders and backups of K15/K16 attacked the way a hostile model would, through
+// `kaja call` and the real server-filesystem: other spellings of a folder, symlinks followed
+// by "..", control characters, moves out of a backed-up folder and restores into a read-only
+// one. After each attack the files on disk say whether it worked.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_command.h"
+#include "tests/support/temp_dir.h"
+
+namespace kaja::policy_attacks {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+const std::string kCafeNfc = "Caf\xc3\xa9";
+const std::string kCafeNfd = "Cafe\xcc\x81";
+const std::string kKelvinKids = "\xe2\x84\xaaids";  // U+212A KELVIN SIGN, then "ids"
+
+class AttackTest : public ::testing::Test {
+ protected:
+  AttackTest() {
+    root_ = fs::canonical(dir_.path()).string();
+    home_ = root_ + "/home";
+    std::string script = std::string(KAJA_SOURCE_DIR) +
+                         "/tests/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/"
+                         "index.js";
+    dir_.write("market/abilities/fs/mcp.toml",
+               "command = \"node\"\nargs = [\"" + script +
+                   "\"]\nroots = true\napproval = \"writes\"\n"
+                   "pathArgs = [\"path\", \"paths\", \"source\", \"destination\"]\n");
+    dir_.write("market/personas/work.toml", R"(abilities = [{ name = "fs", roots = [
+  "~/rw",
+  { path = "~/)" + kCafeNfc + R"(", readOnly = true },
+  { path = "~/Kids", readOnly = true },
+  { path = "~/ro", readOnly = true },
+  { path = "~/bk", backup = true },
+  { path = "~/bk/locked", readOnly = true },
+] }]
+)");
+    dir_.write("market/personas/open.toml",
+               "abilities = [{ name = \"fs\", roots = [\"~/rw\", { path = \"~/bk\", backup = "
+               "true }] }]\n");
+    dir_.write("home/rw/keep.txt", "rw");
+    dir_.write("home/rw/x/y/z/file", "z");
+    dir_.write("home/" + kCafeNfc + "/menu.txt", "menu");
+    dir_.write("home/Kids/k.txt", "kids");
+    dir_.write("home/ro/f.txt", "ro");
+    dir_.write("home/bk/" + kCafeNfc + "/menu.txt", "menu v1");
+    dir_.write("home/bk/locked/l.txt", "locked v1");
+    fs::create_directory_symlink("x/y", home_ + "/rw/link");
+    fs::create_directory_symlink("x/y/z", home_ + "/rw/deep");
+  }
+
+  testing::CommandResult kaja(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {std::string(KAJA_BIN_DIR) + "/kaja"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    testing::RunOptions options;
+    options.timeoutSeconds = 60;
+    return testing::runCommandWith(
+        argv,
+        {"HOME=" + home_, "XDG_CONFIG_HOME=" + root_ + "/config",
+         "XDG_DATA_HOME=" + root_ + "/data", "PATH=/usr/local/bin:/usr/bin:/bin",
+         "KAJA_SHIPPED_MARKETPLACE=" + root_ + "/market"},
+        options);
+  }
+  testing::CommandResult call(const std::string& tool, const json& arguments,
+                              const std::string& persona = "work") {
+    return kaja({"call", "--persona", persona, "--yes", "fs", tool, arguments.dump()});
+  }
+  // Every file and folder under `relative`, with each file's content.
+  std::map<std::string, std::string> snapshot(const std::string& relative) {
+    std::map<std::string, std::string> files;
+    for (const auto& entry : fs::recursive_directory_iterator(home_ + "/" + relative)) {
+      files[entry.path().string()] =
+          entry.is_regular_file() ? testing::readFile(entry.path().string()) : "<dir>";
+    }
+    return files;
+  }
+  std::vector<std::string> copiesOf(const std::string& path) {
+    std::vector<std::string> contents;
+    std::string dir = root_ + "/data/kaja/backups" + path;
+    if (!fs::is_directory(dir)) return contents;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      contents.push_back(testing::readFile(entry.path().string()));
+    }
+    std::sort(contents.begin(), contents.end());
+    return contents;
+  }
+  void expectRefused(const testing::CommandResult& result, const std::string& what) {
+    EXPECT_EQ(result.exitCode, 3) << what << "\nstdout: " << result.out
+                                  << "\nstderr: " << result.err;
+    EXPECT_THAT(result.err, HasSubstr("kaja: refused:")) << what;
+    // One line: a quoted path cannot break the message.
+    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << what << result.err;
+  }
+
+  testing::TempDir dir_;
+  std::string root_;
+  std::string home_;
+};
+
+TEST_F(AttackTest, TheServerReallyMapsEquivalentNames) {
+  // Without this, the refusals below would prove nothing: server-filesystem writes a path
+  // spelled in NFD into the existing NFC folder.
+  fs::create_directory(home_ + "/rw/" + kCafeNfc);
+  auto result = call("write_file", {{"path", "~/rw/" + kCafeNfd + "/proof.txt"}, {"content", "p"}});
+  ASSERT_EQ(result.exitCode, 0) << result.err;
+  EXPECT_EQ(testing::readFile(home_ + "/rw/" + kCafeNfc + "/proof.txt"), "p");
+  EXPECT_FALSE(fs::exists(home_ + "/rw/" + kCafeNfd));
+}
+
+TEST_F(AttackTest, EquivalentSpellingsOfReadOnlyFoldersAreRefusedForEveryWritingTool) {
+  auto before = snapshot(kCafeNfc);
+  auto kidsBefore = snapshot("Kids");
+  std::vector<std::string> spellings = {
+      "~/" + kCafeNfd,
+      "~/CAFE\xcc\x81",
+      "~/" + kKelvinKids,
+      "~/\xef\xbc\xabids",
+      "~/KIDS",
+      "~/\xd0\x9aids",  // Cyrillic К
+      "~/rw/../" + kCafeNfd,
+      "~/rw/link/../../" + kKelvinKids,
+  };
+  for (const auto& folder : spellings) {
+    expectRefused(call("write_file", {{"path", folder + "/menu.txt"}, {"content", "owned"}}),
+                  "write_file " + folder);
+    expectRefused(call("write_file", {{"path", folder + "/new.txt"}, {"content", "owned"}}),
+                  "write_file new " + folder);
+    expectRefused(
+        call("edit_file", {{"path", folder + "/menu.txt"},
+                           {"edits", json::array({{{"oldText", "menu"}, {"newText", "owned"}}})}}),
+        "edit_file " + folder);
+    expectRefused(call("create_directory", {{"path", folder + "/made"}}),
+                  "create_directory " + folder);
+    expectRefused(
+        call("move_file", {{"source", "~/rw/keep.txt"}, {"destination", folder + "/moved.txt"}}),
+        "move_file into " + folder);
+    expectRefused(
+        call("move_file", {{"source", folder + "/menu.txt"}, {"destination", "~/rw/stolen.txt"}}),
+        "move_file out of " + folder);
+  }
+  EXPECT_EQ(snapshot(kCafeNfc), before);
+  EXPECT_EQ(snapshot("Kids"), kidsBefore);
+  EXPECT_EQ(testing::readFile(home_ + "/rw/keep.txt"), "rw");
+  EXPECT_FALSE(fs::exists(home_ + "/rw/stolen.txt"));
+}
+
+TEST_F(AttackTest, SymlinkFollowedByDotDotCannotReachAReadOnlyFolder) {
+  for (const std::string& path :
+       std::vector<std::string>{"~/rw/link/../../ro/f.txt", "~/rw/link/../../ro/new.txt",
+                                "~/rw/deep/../../ro/new.txt", "~/rw/deep/./..//../ro/new.txt",
+                                "~/rw/link/../../" + kKelvinKids + "/new.txt"}) {
+    expectRefused(call("write_file", {{"path", path}, {"content", "owned"}}), path);
+  }
+  EXPECT_EQ(testing::readFile(home_ + "/ro/f.txt"), "ro");
+  EXPECT_FALSE(fs::exists(home_ + "/ro/new.txt"));
+  EXPECT_FALSE(fs::exists(home_ + "/Kids/new.txt"));
+}
+
+TEST_F(AttackTest, ControlCharactersInPathsAreRefusedOnOneLine) {
+  for (const std::string& name : {std::string("a\nb.txt"), std::string("a\0b.txt", 7),
+                                  std::string("\x1b]0;owned\x07.txt"), std::string("a\rb.txt"),
+                                  std::string("a\xc2\x9b"
+                                              "31m.txt"),
+                                  std::string("\xe2\x80\xae"
+                                              "txt.sh")}) {
+    auto result = call("write_file", {{"path", "~/rw/" + name}, {"content", "x"}});
+    expectRefused(result, "control character");
+    EXPECT_THAT(result.err, HasSubstr("control character"));
+    EXPECT_EQ(result.err.find('\x1b'), std::string::npos);
+  }
+  EXPECT_EQ(snapshot("rw").size(), 7u);  // keep.txt, x, x/y, x/y/z, x/y/z/file, link, deep
+}
+
+TEST_F(AttackTest, EquivalentSpellingOfABackedUpFileStillKeepsACopy) {
+  auto result =
+      call("write_file", {{"path", "~/bk/" + kCafeNfd + "/menu.txt"}, {"content", "menu v2"}});
+  ASSERT_EQ(result.exitCode, 0) << result.err;
+  EXPECT_EQ(testing::readFile(home_ + "/bk/" + kCafeNfc + "/menu.txt"), "menu v2");
+  EXPECT_THAT(copiesOf(home_ + "/bk/" + kCafeNfc + "/menu.txt"), ::testing::ElementsAre("menu v1"));
+}
+
+TEST_F(AttackTest, MovingAFolderOutOfABackedUpFolderCopiesItFirst) {
+  dir_.write("home/bk/proj/a.txt", "A1");
+  dir_.write("home/bk/proj/sub/b.txt", "B1");
+  auto moved = call("move_file", {{"source", "~/bk/proj"}, {"destination", "~/rw/proj"}});
+  ASSERT_EQ(moved.exitCode, 0) << moved.err;
+  ASSERT_TRUE(fs::exists(home_ + "/rw/proj/sub/b.txt"));
+  // Later writes to the moved files are outside the backed-up folder; the copies remain.
+  ASSERT_EQ(call("write_file", {{"path", "~/rw/proj/a.txt"}, {"content", "A2"}}).exitCode, 0);
+  EXPECT_THAT(copiesOf(home_ + "/bk/proj/a.txt"), ::testing::ElementsAre("A1"));
+  EXPECT_THAT(copiesOf(home_ + "/bk/proj/sub/b.txt"), ::testing::ElementsAre("B1"));
+  // A single file moved out is copied too.
+  dir_.write("home/bk/single.txt", "S1");
+  ASSERT_EQ(
+      call("move_file", {{"source", "~/bk/single.txt"}, {"destination", "~/rw/s.txt"}}).exitCode,
+      0);
+  EXPECT_THAT(copiesOf(home_ + "/bk/single.txt"), ::testing::ElementsAre("S1"));
+}
+
+TEST_F(AttackTest, RestoreCannotWriteIntoAReadOnlyFolderInsideABackedUpOne) {
+  // While ~/bk/locked was writable (persona "open"), a write kept a copy of l.txt.
+  ASSERT_EQ(call("write_file", {{"path", "~/bk/locked/l.txt"}, {"content", "locked v2"}}, "open")
+                .exitCode,
+            0);
+  std::string copies = root_ + "/data/kaja/backups" + home_ + "/bk/locked/l.txt";
+  ASSERT_TRUE(fs::is_directory(copies));
+  std::string stamp = fs::directory_iterator(copies)->path().filename().string();
+  // Under "work" the folder is read-only: a restore is a write and is refused.
+  json restore = {{"path", "~/bk/locked/l.txt"}, {"stamp", stamp}};
+  auto refused =
+      kaja({"call", "--persona", "work", "--yes", "kaja", "restore_backup", restore.dump()});
+  expectRefused(refused, "restore into read-only");
+  EXPECT_THAT(refused.err, HasSubstr("read-only folder ~/bk/locked"));
+  EXPECT_EQ(testing::readFile(home_ + "/bk/locked/l.txt"), "locked v2");
+  // Listing is a read: allowed, and both built-in tools leave an audit row.
+  auto listed = kaja({"call", "--persona", "work", "kaja", "list_backups",
+                      json({{"path", "~/bk/locked/l.txt"}}).dump()});
+  EXPECT_EQ(listed.exitCode, 0) << listed.err;
+  EXPECT_THAT(listed.out, HasSubstr(stamp));
+  std::string audit = testing::readFile(root_ + "/data/kaja/audit.jsonl");
+  EXPECT_THAT(audit, HasSubstr("\"tool\":\"list_backups\""));
+  EXPECT_THAT(audit, HasSubstr("\"tool\":\"restore_backup\""));
+  EXPECT_THAT(audit, HasSubstr("\"decision\":\"refused\""));
+}
+
+}  // namespace
+}  // namespace kaja::policy_attacks
