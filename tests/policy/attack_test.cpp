@@ -154,10 +154,9 @@ TEST_F(AttackTest, EquivalentSpellingsOfReadOnlyFoldersAreRefusedForEveryWriting
 }
 
 TEST_F(AttackTest, SymlinkFollowedByDotDotCannotReachAReadOnlyFolder) {
-  for (const std::string& path :
-       std::vector<std::string>{"~/rw/link/../../ro/f.txt", "~/rw/link/../../ro/new.txt",
-                                "~/rw/deep/../../ro/new.txt", "~/rw/deep/./..//../ro/new.txt",
-                                "~/rw/link/../../" + kKelvinKids + "/new.txt"}) {
+  for (const std::string& path : std::vector<std::string>{
+           "~/rw/link/../../ro/f.txt", "~/rw/link/../../ro/new.txt", "~/rw/deep/../../ro/new.txt",
+           "~/rw/deep/./..//../ro/new.txt", "~/rw/link/../../" + kKelvinKids + "/new.txt"}) {
     expectRefused(call("write_file", {{"path", path}, {"content", "owned"}}), path);
   }
   EXPECT_EQ(testing::readFile(home_ + "/ro/f.txt"), "ro");
