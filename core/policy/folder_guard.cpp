@@ -25,6 +25,9 @@ bool isDirectionControl(char32_t c) {
 // nullopt when there is none: C0 and C1 controls (NUL included), DEL, direction controls and
 // bytes that are not UTF-8, none of which any file name a person types contains.
 std::optional<std::string> unsafeCharacter(std::string_view path) {
+  if (std::all_of(path.begin(), path.end(), [](char c) { return c >= 0x20 && c < 0x7F; })) {
+    return std::nullopt;
+  }
   if (!unicode::isValidUtf8(path)) return std::string("a byte that is not UTF-8");
   for (char32_t c : decodeUtf8(path)) {
     if (c < 0x20 || c == 0x7F || (c >= 0x80 && c <= 0x9F) || isDirectionControl(c)) {

@@ -48,9 +48,48 @@ bool equalIgnoringAsciiCase(std::string_view a, std::string_view b) {
          });
 }
 
-std::string equivalenceKey(std::string_view name) {
-  return unicode::confusableSkeleton(unicode::nfkcCasefold(name));
-}
+// The forms names are compared in: folded (what servers and case-insensitive mounts map), and
+// for folders also the confusable skeleton, folded first and folded after (Cyrillic К and
+// Latin K only meet the second way).
+struct NameKeys {
+  std::string folded;
+  std::string foldedSkeleton;
+  std::string skeletonFolded;
+};
+
+// One name compared with many: its keys are made once, and only when a name that is not
+// ASCII needs them. With `lookAlikes` false only the folded form is compared, which is what
+// a server may map a missing name through; look-alikes are for matching folders.
+class NameMatcher {
+ public:
+  NameMatcher(std::string_view name, bool lookAlikes)
+      : name_(name), ascii_(isAscii(name)), lookAlikes_(lookAlikes) {}
+
+  bool matches(std::string_view other) {
+    if (other == name_) return true;
+    if (ascii_ && isAscii(other)) return equalIgnoringAsciiCase(name_, other);
+    if (!keys_) keys_ = keysOf(name_);
+    NameKeys theirs = keysOf(other);
+    return theirs.folded == keys_->folded ||
+           (lookAlikes_ && (theirs.foldedSkeleton == keys_->foldedSkeleton ||
+                            theirs.skeletonFolded == keys_->skeletonFolded));
+  }
+
+ private:
+  [[nodiscard]] NameKeys keysOf(std::string_view name) const {
+    NameKeys keys{unicode::nfkcCasefold(name), {}, {}};
+    if (lookAlikes_) {
+      keys.foldedSkeleton = unicode::confusableSkeleton(keys.folded);
+      keys.skeletonFolded = unicode::nfkcCasefold(unicode::confusableSkeleton(name));
+    }
+    return keys;
+  }
+
+  std::string_view name_;
+  bool ascii_;
+  bool lookAlikes_;
+  std::optional<NameKeys> keys_;
+};
 
 // One reading of a path part way through resolution.
 struct Walk {
@@ -74,6 +113,7 @@ Result<std::vector<std::string>> equivalentEntries(const std::string& dir, const
   }
   size_t seen = 0;
   bool tooMany = false;
+  NameMatcher matcher(part, /*lookAlikes=*/false);
   while (const dirent* entry = ::readdir(listing)) {
     std::string_view name(entry->d_name);
     if (name == "." || name == ".." || name == part) continue;
@@ -81,7 +121,7 @@ Result<std::vector<std::string>> equivalentEntries(const std::string& dir, const
       tooMany = true;
       break;
     }
-    if (equivalentNames(name, part)) matches.emplace_back(name);
+    if (matcher.matches(name)) matches.emplace_back(name);
   }
   ::closedir(listing);
   if (tooMany) {
@@ -188,13 +228,7 @@ std::string collapseLexically(std::string_view absolutePath) {
 }
 
 bool equivalentNames(std::string_view a, std::string_view b) {
-  if (a == b) return true;
-  if (isAscii(a) && isAscii(b)) return equalIgnoringAsciiCase(a, b);
-  // Folding first catches compatibility forms and case; the skeleton first catches
-  // look-alikes whose folded forms stop resembling each other (Cyrillic К, Latin K).
-  if (equivalenceKey(a) == equivalenceKey(b)) return true;
-  return unicode::nfkcCasefold(unicode::confusableSkeleton(a)) ==
-         unicode::nfkcCasefold(unicode::confusableSkeleton(b));
+  return NameMatcher(a, /*lookAlikes=*/true).matches(b);
 }
 
 Result<std::vector<std::string>> resolveInterpretations(std::string_view absolutePath,
@@ -233,6 +267,11 @@ bool isWithin(std::string_view path, std::string_view folder) {
 
 bool isWithinEquivalent(std::string_view path, std::string_view folder) {
   if (isWithin(path, folder)) return true;
+  if (isAscii(path) && isAscii(folder)) {
+    return path.size() >= folder.size() &&
+           equalIgnoringAsciiCase(path.substr(0, folder.size()), folder) &&
+           (path.size() == folder.size() || path[folder.size()] == '/' || folder == "/");
+  }
   auto pathParts = splitComponents(path);
   auto folderParts = splitComponents(folder);
   if (folderParts.size() > pathParts.size()) return false;

@@ -37,10 +37,12 @@ struct InterpretLimits {
 };
 
 /// Returns every real path that `absolutePath` may name to a server, without duplicates and
-/// the physical reading (what resolvePath returns) first; then the lexical one (collapseLexically,
-/// then resolved), and for each reading whose next component does not exist, one more reading for
-/// each existing name in that folder that equivalentNames() matches (a server may map a
-/// missing name to an existing equivalent one, as server-filesystem does with NFC).
+/// the physical reading (what resolvePath returns) first; then the lexical one
+/// (collapseLexically, then resolved), and for each reading whose next component does not
+/// exist, one more reading for each existing name in that folder with the same NFKC_Casefold
+/// form (a server may map a missing name to an existing equivalent one, as server-filesystem
+/// does with NFC, or a case-insensitive mount with case). Look-alike letters are left to
+/// isWithinEquivalent: no server maps them, but a folder spelled with them is refused.
 ///
 /// Fails as resolvePath does, and with kRefused when there are more readings than
 /// `limits.maxInterpretations` or a folder holds more than `limits.maxDirectoryEntries`.

@@ -1,5 +1,6 @@
 #include "core/util/unicode.h"
 
+#include <unicode/bytestream.h>
 #include <unicode/normalizer2.h>
 #include <unicode/unistr.h>
 #include <unicode/uspoof.h>
@@ -22,12 +23,23 @@ std::string toUtf8(const icu::UnicodeString& text) {
   return out;
 }
 
+// Works on UTF-8 directly: text that is already normal, the common case for file names,
+// costs one scan and one copy.
 std::string normalize(const icu::Normalizer2* normalizer, std::string_view text) {
-  if (normalizer == nullptr) return sanitizeUtf8(text);
+  if (normalizer == nullptr || !isValidUtf8(text)) {
+    if (normalizer == nullptr) return sanitizeUtf8(text);
+    std::string clean = sanitizeUtf8(text);
+    return normalize(normalizer, clean);
+  }
+  icu::StringPiece piece(text.data(), static_cast<int32_t>(text.size()));
   UErrorCode status = U_ZERO_ERROR;
-  icu::UnicodeString result = normalizer->normalize(fromUtf8(text), status);
-  if (U_FAILURE(status)) return sanitizeUtf8(text);
-  return toUtf8(result);
+  if (normalizer->isNormalizedUTF8(piece, status) && U_SUCCESS(status)) return std::string(text);
+  status = U_ZERO_ERROR;
+  std::string out;
+  icu::StringByteSink<std::string> sink(&out, static_cast<int32_t>(text.size()));
+  normalizer->normalizeUTF8(0, piece, sink, nullptr, status);
+  if (U_FAILURE(status)) return std::string(text);
+  return out;
 }
 
 struct SpoofCloser {
