@@ -31,7 +31,9 @@ bool onlyCreatesFolders(const std::string& tool) {
   return tool == "create_directory" || tool == "make_directory" || tool == "mkdir";
 }
 
-size_t resultBytes(const mcp::ToolResult& result) { return result.raw.dump().size(); }
+size_t resultBytes(const mcp::ToolResult& result) {
+  return result.raw.dump(-1, ' ', false, mcp::Json::error_handler_t::replace).size();
+}
 
 }  // namespace
 
