@@ -90,9 +90,12 @@ std::string deepObjects(std::size_t depth) {
   return out + "1" + std::string(depth, '}');
 }
 
-const Response& onlyResponse(const Result<std::vector<Message>>& messages) {
+Response onlyResponse(const Result<std::vector<Message>>& messages) {
   EXPECT_TRUE(messages) << messages.error().message;
-  EXPECT_EQ(messages->size(), 1u);
+  if (!messages || messages->size() != 1 || !std::holds_alternative<Response>(messages->front())) {
+    ADD_FAILURE() << "expected exactly one response";
+    return Response{};
+  }
   return std::get<Response>(messages->front());
 }
 
