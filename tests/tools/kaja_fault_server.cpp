@@ -24,7 +24,7 @@
 // result-string, result-array, result-null, result-type-number, slow-input, stop-reading,
 // notify-flood, request-flood, int64-error, batch-bad-element, batch-bad-first, huge-result
 // (a 10 MB line: the text twice, as server-filesystem sends it), too-big-result (70 MB),
-// many-values (3,000,000 values).
+// many-values (3,000,000 values), stray-reply (a reply to an id kaja never used).
 #include <signal.h>
 #include <unistd.h>
 
@@ -138,7 +138,7 @@ Json toolList() {
           "is-error-string",    "result-string",  "result-array",      "result-null",
           "result-type-number", "slow-input",     "stop-reading",      "notify-flood",
           "request-flood",      "int64-error",    "batch-bad-element", "batch-bad-first",
-          "huge-result",        "too-big-result", "many-values"}) {
+          "huge-result",        "too-big-result", "many-values",       "stray-reply"}) {
       names.push_back(name);
     }
   }
@@ -273,6 +273,10 @@ bool hostileBytesCall(const std::string& name, const Json& id) {
     sendRaw(R"([42,{"jsonrpc":"2.0","id":"zz","result":1,"error":{}},{"jsonrpc":"1.0"},)"
             R"({"jsonrpc":"2.0","id":)" +
             id.dump() + R"(,"result":{"content":[{"type":"text","text":"kept"}]}}])");
+  } else if (name == "stray-reply") {
+    // A reply to a request kaja never sent, then the real one.
+    sendRaw(R"({"jsonrpc":"2.0","id":987654,"result":{"content":[]}})");
+    reply(id, textResult("after the stray reply"));
   } else if (name == "many-values") {
     std::string values = "0";
     values.reserve(6'000'000);

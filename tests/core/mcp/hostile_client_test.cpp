@@ -108,6 +108,14 @@ TEST_F(HostileClientTest, BatchesKeepTheirGoodRepliesAndReportTheRest) {
   EXPECT_TRUE(contains(all, "\"zz\"")) << all;
 }
 
+TEST_F(HostileClientTest, RepliesNobodyWaitsForAreReportedButLateOnesPassQuietly) {
+  connect("normal");
+  auto result = client_->callTool("stray-reply", Json::object(), 10s);
+  ASSERT_TRUE(result) << result.error().describe();
+  EXPECT_EQ(result->text(), "after the stray reply");
+  EXPECT_TRUE(contains(warnings(), "not waiting for (id 987654)")) << warnings();
+}
+
 TEST_F(HostileClientTest, ResultsAreReadUpTo64Megabytes) {
   connect("normal");
   auto big = client_->callTool("huge-result", Json::object(), 20s);
