@@ -25,6 +25,18 @@ std::string formatBytes(std::size_t bytes) {
   return std::to_string(bytes) + " bytes";
 }
 
+/// Returns "" while a listing of tools is within `options`' bounds, else the end of a sentence
+/// that says which bound it passed.
+std::string listingTooLarge(const ClientOptions& options, std::size_t pageBytes,
+                            std::size_t totalBytes, int pages) {
+  const bool page = pageBytes > options.maxListPageBytes;
+  if (!page && totalBytes <= options.maxListingBytes) return "";
+  return formatBytes(page ? pageBytes : totalBytes) + " of tools" +
+         (page ? " in one page" : " in " + std::to_string(pages) + " pages") + ", more than the " +
+         formatBytes(page ? options.maxListPageBytes : options.maxListingBytes) +
+         " kaja reads; the server may be broken or hostile.";
+}
+
 std::string stringOr(const Json& object, const char* key, std::string fallback = {}) {
   if (!object.is_object()) return fallback;
   const auto it = object.find(key);
@@ -386,18 +398,12 @@ void Client::listPage(std::optional<std::string> cursor,
           done(std::unexpected(result.error()));
           return;
         }
-        const std::size_t pageBytes = self->lastResponseBytes_;
-        const std::size_t total = bytesSoFar + pageBytes;
-        if (pageBytes > self->options_.maxListPageBytes || total > self->options_.maxListingBytes) {
-          const bool page = pageBytes > self->options_.maxListPageBytes;
-          done(std::unexpected(self->makeError(
-              ErrorCode::kProtocol,
-              self->describe() + " listed " + formatBytes(page ? pageBytes : total) + " of tools" +
-                  (page ? " in one page" : " in " + std::to_string(pages + 1) + " pages") +
-                  ", more than the " +
-                  formatBytes(page ? self->options_.maxListPageBytes
-                                   : self->options_.maxListingBytes) +
-                  " kaja reads; the server may be broken or hostile.")));
+        const std::size_t total = bytesSoFar + self->lastResponseBytes_;
+        if (const std::string tooLarge =
+                listingTooLarge(self->options_, self->lastResponseBytes_, total, pages + 1);
+            !tooLarge.empty()) {
+          done(std::unexpected(
+              self->makeError(ErrorCode::kProtocol, self->describe() + " listed " + tooLarge)));
           return;
         }
         const auto list = result->is_object() ? result->find("tools") : result->end();
