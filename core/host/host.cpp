@@ -1,5 +1,6 @@
 #include "core/host/host.h"
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -23,6 +24,8 @@ namespace {
 constexpr std::chrono::milliseconds kRootsSettle{150};
 // How long to wait for a roots server that never asks for its roots.
 constexpr std::chrono::milliseconds kRootsWait{2000};
+// How much later than the host's connect deadline the client's own connect timer fires.
+constexpr std::chrono::milliseconds kClientTimerSlack{250};
 
 struct Connection {
   Activation activation;
@@ -121,20 +124,23 @@ struct Host::Impl {
       batch->queue.pop_front();
       if (isStdio) ++batch->runningStdio;
       ++batch->outstanding;
-      startConnect(batch, index, options.discover);
+      startConnect(batch, index, options.discover, Clock::now() + options.connectTimeout);
     }
   }
 
-  void startConnect(const std::shared_ptr<Batch>& batch, size_t index, bool discover) {
+  // Connects one ability by `deadline`, which a second start (after server/discover failed)
+  // keeps: one connect gets one connectTimeout, whatever happens inside it.
+  void startConnect(const std::shared_ptr<Batch>& batch, size_t index, bool discover,
+                    Clock::time_point deadline) {
     const Activation& wanted = batch->wanted[index];
     const std::string name = wanted.ability.name;
     if (options.events.connecting) options.events.connecting(name);
-    auto started = Clock::now();
+    const auto started = deadline - options.connectTimeout;
     auto connection = std::make_shared<Connection>();
     connection->activation = wanted;
     *connection->roots = wanted.roots;
     auto finished = std::make_shared<bool>(false);
-    auto timer = std::make_shared<asio::steady_timer>(io, options.connectTimeout);
+    auto timer = std::make_shared<asio::steady_timer>(io, deadline);
     bool isStdio = wanted.resolution.launch.has_value();
 
     auto finish = [this, batch, index, connection, finished, timer, started, isStdio,
@@ -189,7 +195,12 @@ struct Host::Impl {
     }
     connection->stdio = opened->stdio;
     mcp::ClientOptions clientOptions;
-    clientOptions.connectTimeout = options.connectTimeout;
+    // The host's own timer ends the connect at `deadline` and names the whole connectTimeout;
+    // the client's is only a backstop, a moment later.
+    clientOptions.connectTimeout =
+        std::max(std::chrono::milliseconds(1),
+                 std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now())) +
+        kClientTimerSlack;
     clientOptions.requestTimeout = options.callTimeout;
     clientOptions.discover = discover;
     connection->client = mcp::Client::create(io, opened->transport, clientOptions);
@@ -218,17 +229,18 @@ struct Host::Impl {
         warn(name + " disconnected: " + error.describe());
       }
     });
-    client.connect([this, batch, index, discover, connection, finish, finished, timer,
+    client.connect([this, batch, index, discover, deadline, connection, finish, finished, timer,
                     name](Result<mcp::ServerInfo> info) {
       // A server that hangs up on server/discover (rather than answering with an error,
       // which the client handles itself) gets one more start, with initialize alone.
-      if (!info && discover && info.error().code != ErrorCode::kTimeout && !*finished) {
+      if (!info && discover && info.error().code == ErrorCode::kConnect && !*finished) {
         *finished = true;
         timer->cancel();
         warn(name + ": the connection ended after server/discover (" + info.error().message +
              "); starting it again with initialize alone");
-        closeConnection(connection,
-                        [this, batch, index] { startConnect(batch, index, /*discover=*/false); });
+        closeConnection(connection, [this, batch, index, deadline] {
+          startConnect(batch, index, /*discover=*/false, deadline);
+        });
         return;
       }
       if (!info) {

@@ -35,8 +35,15 @@ Result<ServerInfo> BlockingClient::connect(const LaunchPlan& plan, StdioOptions 
         if (rootsProvider_) client_->setRootsProvider(rootsProvider_);
         if (warningHandler_) {
           client_->setWarningHandler(warningHandler_);
-          client_->setLogHandler([handler = warningHandler_](const LogMessage& log) {
-            handler("[" + log.level + "] " +
+          // A server's log messages are capped like its warnings, so a flood is not echoed.
+          auto logged = std::make_shared<std::size_t>(0);
+          client_->setLogHandler([handler = warningHandler_, logged,
+                                  limit = options_.maxWarnings](const LogMessage& log) {
+            if (++*logged > limit) {
+              if (*logged == limit + 1) handler("further log messages are not shown");
+              return;
+            }
+            handler("[" + clip(log.level, 20) + "] " +
                     (log.data.is_string() ? log.data.get<std::string>() : log.data.dump()));
           });
         }

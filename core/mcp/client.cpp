@@ -18,6 +18,25 @@ std::string formatDuration(std::chrono::milliseconds duration) {
   return std::to_string(duration.count()) + " ms";
 }
 
+std::string formatBytes(std::size_t bytes) {
+  constexpr std::size_t kMegabyte = std::size_t{1024} * 1024;
+  if (bytes >= kMegabyte) return std::to_string((bytes + kMegabyte / 2) / kMegabyte) + " MB";
+  if (bytes >= 1024) return std::to_string((bytes + 512) / 1024) + " KB";
+  return std::to_string(bytes) + " bytes";
+}
+
+/// Returns "" while a listing of tools is within `options`' bounds, else the end of a sentence
+/// that says which bound it passed.
+std::string listingTooLarge(const ClientOptions& options, std::size_t pageBytes,
+                            std::size_t totalBytes, int pages) {
+  const bool page = pageBytes > options.maxListPageBytes;
+  if (!page && totalBytes <= options.maxListingBytes) return "";
+  return formatBytes(page ? pageBytes : totalBytes) + " of tools" +
+         (page ? " in one page" : " in " + std::to_string(pages) + " pages") + ", more than the " +
+         formatBytes(page ? options.maxListPageBytes : options.maxListingBytes) +
+         " kaja reads; the server may be broken or hostile.";
+}
+
 std::string stringOr(const Json& object, const char* key, std::string fallback = {}) {
   if (!object.is_object()) return fallback;
   const auto it = object.find(key);
@@ -95,8 +114,7 @@ void Client::connect(std::function<void(Result<ServerInfo>)> done) {
                                           self->onMessage(std::move(message));
                                       },
                                       [weak](const std::string& warning) {
-                                        if (auto self = weak.lock(); self && self->warningHandler_)
-                                          self->warningHandler_(warning);
+                                        if (auto self = weak.lock()) self->warn(warning);
                                       },
                                       [weak](const Error& error) {
                                         if (auto self = weak.lock()) self->onTransportClosed(error);
@@ -272,7 +290,9 @@ void Client::onTimeout(std::int64_t id) {
   if (it == pending_.end()) return;
   Pending pending = std::move(it->second);
   pending_.erase(it);
-  const std::string waited = formatDuration(pending.timeout);
+  forget(id);
+  const std::string waited =
+      formatDuration(pending.budget.count() > 0 ? pending.budget : pending.timeout);
   notify("notifications/cancelled",
          {{"requestId", id}, {"reason", "kaja stopped waiting after " + waited}});
   Error error =
@@ -287,6 +307,7 @@ bool Client::cancel(std::int64_t requestId, const std::string& reason) {
   if (it == pending_.end() || it->second.method == "initialize") return false;
   Pending pending = std::move(it->second);
   pending_.erase(it);
+  forget(requestId);
   notify("notifications/cancelled", {{"requestId", requestId}, {"reason", reason}});
   postFailure(
       std::move(pending.done),
@@ -317,14 +338,27 @@ std::int64_t Client::callTool(const std::string& name, Json arguments, CallOptio
                               std::function<void(Result<ToolResult>)> done) {
   Json params = {{"name", name}};
   if (!arguments.is_null()) params["arguments"] = std::move(arguments);
-  auto onResult = [done = std::move(done)](Result<Json> result) {
+  auto onResult = [weak = weak_from_this(), name, done = std::move(done)](Result<Json> result) {
     if (!result) {
       done(std::unexpected(result.error()));
-    } else {
-      ToolResult toolResult;
-      toolResult.raw.swap(*result);
-      done(std::move(toolResult));
+      return;
     }
+    auto toolResult = ToolResult::fromJson(std::move(*result));
+    if (!toolResult) {
+      auto self = weak.lock();
+      Error error = toolResult.error();
+      if (self) {
+        // "The result is malformed: content[0].text is a number, …" reads better inline.
+        std::string why = error.message;
+        if (why.starts_with(kMalformedResult)) why.erase(0, kMalformedResult.size());
+        error = self->makeError(ErrorCode::kProtocol, self->describe() + " answered tools/call '" +
+                                                          clip(name, 60) + "' with a result kaja " +
+                                                          "cannot use: " + why);
+      }
+      done(std::unexpected(std::move(error)));
+      return;
+    }
+    done(std::move(*toolResult));
   };
   if (state_ != State::kReady) {
     return request("tools/call", std::move(params), options.timeout, std::move(onResult));
@@ -332,7 +366,7 @@ std::int64_t Client::callTool(const std::string& name, Json arguments, CallOptio
   if (stateless_) {
     // Cancelling this id works for the first round; later rounds are new requests.
     return requestWithInputs("tools/call", "tools/call '" + name + "'", std::move(params),
-                             std::move(options), std::move(onResult), 0);
+                             std::move(options), std::move(onResult), 0, Clock::time_point{});
   }
   // The label "tools/call 'name'" is built from `name` only if an error needs it.
   return startRequest("tools/call", {}, std::move(params), options.timeout, std::move(onResult),
@@ -351,52 +385,69 @@ void Client::listTools(std::function<void(Result<std::vector<Tool>>)> done) {
 
 void Client::listPage(std::optional<std::string> cursor,
                       const std::shared_ptr<std::vector<Tool>>& tools, int pages,
-                      std::function<void(Result<std::vector<Tool>>)> done) {
+                      std::function<void(Result<std::vector<Tool>>)> done, std::size_t bytesSoFar) {
   Json params = Json::object();
   if (cursor) params["cursor"] = *cursor;
-  request("tools/list", std::move(params), std::chrono::milliseconds(0),
-          [weak = weak_from_this(), tools, pages, cursor,
-           done = std::move(done)](Result<Json> result) mutable {
-            auto self = weak.lock();
-            if (!self) return;
-            if (!result) {
-              done(std::unexpected(result.error()));
-              return;
-            }
-            const auto list = result->is_object() ? result->find("tools") : result->end();
-            if (!result->is_object() || list == result->end() || !list->is_array()) {
-              done(std::unexpected(self->makeError(
-                  ErrorCode::kProtocol,
-                  self->describe() + " answered tools/list without a tools array.")));
-              return;
-            }
-            for (const auto& item : *list) {
-              auto tool = Tool::fromJson(item);
-              if (!tool) {
-                done(std::unexpected(self->makeError(
-                    ErrorCode::kProtocol, self->describe() + ": " + tool.error().message)));
-                return;
-              }
-              tools->push_back(std::move(*tool));
-            }
-            const std::string next = stringOr(*result, "nextCursor");
-            if (!next.empty()) {
-              if (pages + 1 >= kMaxToolPages || (cursor && *cursor == next)) {
-                done(std::unexpected(self->makeError(
-                    ErrorCode::kProtocol, self->describe() +
-                                              " kept paging tools/list without end (cursor \"" +
-                                              clip(next, 40) + "\").")));
-                return;
-              }
-              self->listPage(next, tools, pages + 1, std::move(done));
-              return;
-            }
-            if (self->stateless_) self->applyToolHeaders(*tools);
-            self->tools_ = *tools;
-            self->toolsListed_ = true;
-            if (self->stateless_) self->listenForToolChanges();
-            done(std::move(*tools));
-          });
+  request(
+      "tools/list", std::move(params), std::chrono::milliseconds(0),
+      [weak = weak_from_this(), tools, pages, cursor, bytesSoFar,
+       done = std::move(done)](Result<Json> result) mutable {
+        auto self = weak.lock();
+        if (!self) return;
+        if (!result) {
+          done(std::unexpected(result.error()));
+          return;
+        }
+        const std::size_t total = bytesSoFar + self->lastResponseBytes_;
+        if (const std::string tooLarge =
+                listingTooLarge(self->options_, self->lastResponseBytes_, total, pages + 1);
+            !tooLarge.empty()) {
+          done(std::unexpected(
+              self->makeError(ErrorCode::kProtocol, self->describe() + " listed " + tooLarge)));
+          return;
+        }
+        const auto list = result->is_object() ? result->find("tools") : result->end();
+        if (!result->is_object() || list == result->end() || !list->is_array()) {
+          done(std::unexpected(
+              self->makeError(ErrorCode::kProtocol,
+                              self->describe() + " answered tools/list without a tools array.")));
+          return;
+        }
+        for (const auto& item : *list) {
+          auto tool = Tool::fromJson(item);
+          if (!tool) {
+            done(std::unexpected(self->makeError(ErrorCode::kProtocol,
+                                                 self->describe() + ": " + tool.error().message)));
+            return;
+          }
+          tools->push_back(std::move(*tool));
+        }
+        const auto cursorField = result->find("nextCursor");
+        if (cursorField != result->end() && !cursorField->is_string() && !cursorField->is_null()) {
+          done(std::unexpected(self->makeError(
+              ErrorCode::kProtocol, self->describe() +
+                                        " answered tools/list with a nextCursor that is a " +
+                                        cursorField->type_name() + ", not a string.")));
+          return;
+        }
+        const std::string next = stringOr(*result, "nextCursor");
+        if (!next.empty()) {
+          if (pages + 1 >= kMaxToolPages || (cursor && *cursor == next)) {
+            done(std::unexpected(self->makeError(
+                ErrorCode::kProtocol, self->describe() +
+                                          " kept paging tools/list without end (cursor \"" +
+                                          clip(next, 40) + "\").")));
+            return;
+          }
+          self->listPage(next, tools, pages + 1, std::move(done), total);
+          return;
+        }
+        if (self->stateless_) self->applyToolHeaders(*tools);
+        self->tools_ = *tools;
+        self->toolsListed_ = true;
+        if (self->stateless_) self->listenForToolChanges();
+        done(std::move(*tools));
+      });
 }
 
 void Client::refreshTools() {
@@ -426,10 +477,8 @@ void Client::refreshTools() {
     if (!self) return;
     self->refreshing_ = false;
     if (!result) {
-      if (self->warningHandler_) {
-        self->warningHandler_(self->describe() + " changed its tools, but listing them failed: " +
-                              result.error().message);
-      }
+      self->warn(self->describe() +
+                 " changed its tools, but listing them failed: " + result.error().message);
     } else if (self->toolsChangedHandler_) {
       self->toolsChangedHandler_(*result);
     }
@@ -471,46 +520,6 @@ void Client::onTransportClosed(const Error& error) {
   }
   if (closedHandler_) closedHandler_(error);
   for (auto& waiter : std::exchange(closeWaiters_, {})) waiter();
-}
-
-void Client::onMessage(Message message) {
-  if (auto* response = std::get_if<Response>(&message)) {
-    onResponse(std::move(*response));
-  } else if (auto* request = std::get_if<Request>(&message)) {
-    onServerRequest(*request);
-  } else {
-    onNotification(std::get<Notification>(message));
-  }
-}
-
-void Client::onRequestFailed(const Json& id, const Error& error) {
-  const auto it = id.is_number_integer() ? pending_.find(id.get<std::int64_t>()) : pending_.end();
-  if (it == pending_.end()) return;
-  Pending pending = std::move(it->second);
-  pending_.erase(it);
-  pending.done(std::unexpected(error));
-}
-
-void Client::onResponse(Response&& response) {
-  const auto it = response.id.is_number_integer() ? pending_.find(response.id.get<std::int64_t>())
-                                                  : pending_.end();
-  if (it == pending_.end()) {
-    // Normal after a timeout or cancel: the answer raced the notifications/cancelled.
-    return;
-  }
-  // The deadline timer stays armed; when it fires it finds this request gone.
-  Pending pending = std::move(it->second);
-  pending_.erase(it);
-  if (response.error) {
-    Error error =
-        makeError(ErrorCode::kProtocol, describe() + " answered " + pending.describe() +
-                                            " with error " + std::to_string(response.error->code) +
-                                            ": " + clip(response.error->message, 300));
-    if (!response.error->data.is_null()) error.detail = response.error->data.dump();
-    pending.done(std::unexpected(std::move(error)));
-    return;
-  }
-  pending.done(response.result ? std::move(*response.result) : Json::object());
 }
 
 }  // namespace kaja::core::mcp

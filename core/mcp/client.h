@@ -4,6 +4,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -26,11 +27,22 @@ struct ClientOptions {
   /// speak it statelessly (per-request _meta, no initialize). Any error or older answer
   /// falls back to the initialize handshake (2025-11-25 and lower), as when false.
   bool discover = false;
+  /// The largest tools/list page kaja reads (U6); a larger one fails the listing.
+  std::size_t maxListPageBytes = 4UL * 1024 * 1024;
+  /// The most bytes, over all its pages, of one listing of tools.
+  std::size_t maxListingBytes = 16UL * 1024 * 1024;
+  /// The most server requests kaja answers at once (sampling, elicitation); more are
+  /// answered with an error at once.
+  std::size_t maxServerRequestsInFlight = 16;
+  /// Warnings about one server past this many are not passed on (one last warning says so).
+  std::size_t maxWarnings = 20;
 };
 
 /// Settings for one tools/call.
 struct CallOptions {
-  std::chrono::milliseconds timeout{0};  ///< 0: the client's requestTimeout
+  /// 0: the client's requestTimeout. One deadline for the whole call: at 2026-07-28 every
+  /// round of input_required shares it.
+  std::chrono::milliseconds timeout{0};
   /// Called on each notifications/progress for this call; asks the server for progress.
   std::function<void(const Progress&)> onProgress;
   /// Restart the timeout on each progress update, so a long call that keeps reporting
@@ -135,6 +147,9 @@ class Client : public std::enable_shared_from_this<Client> {
     ResultCallback done;
     std::function<void(const Progress&)> onProgress;
     std::chrono::milliseconds timeout{0};  ///< <= 0: none
+    /// The whole call's time when this request has only what is left of it (a later round of
+    /// input_required), for the timeout error; 0 when it is `timeout`.
+    std::chrono::milliseconds budget{0};
     Clock::time_point deadline = Clock::time_point::max();
     bool resetTimeoutOnProgress = false;
 
@@ -165,14 +180,19 @@ class Client : public std::enable_shared_from_this<Client> {
   void onDiscovered(Result<Json> result, const ConnectDone& once, int attempt);
   [[nodiscard]] Json withMeta(Json params) const;
   std::int64_t requestWithInputs(const std::string& method, std::string label, Json params,
-                                 CallOptions options, ResultCallback done, int round);
+                                 CallOptions options, ResultCallback done, int round,
+                                 Clock::time_point deadline);
   void answerInputs(const Json& inputRequests, std::function<void(Result<Json>)> done);
   void applyToolHeaders(std::vector<Tool>& tools);
   void listenForToolChanges();
   void listPage(std::optional<std::string> cursor, const std::shared_ptr<std::vector<Tool>>& tools,
-                int pages, std::function<void(Result<std::vector<Tool>>)> done);
+                int pages, std::function<void(Result<std::vector<Tool>>)> done,
+                std::size_t bytesSoFar = 0);
   void refreshTools();
   void respond(const Json& id, Result<Json> result);
+  void warn(const std::string& text);
+  void onUnmatched(const Response& response);
+  void forget(std::int64_t id);
   void postFailure(ResultCallback done, Error error);
   [[nodiscard]] Json clientCapabilities() const;
   [[nodiscard]] Error makeError(ErrorCode code, std::string message) const;
@@ -199,6 +219,11 @@ class Client : public std::enable_shared_from_this<Client> {
   bool refreshTimerArmed_ = false;
   Clock::time_point lastRefresh_;
   bool listening_ = false;  ///< a subscriptions/listen stream is open (2026-07-28)
+  std::size_t warnings_ = 0;
+  std::size_t lastResponseBytes_ = 0;  ///< the size of the reply being handed to its callback
+  std::size_t serverRequestsInFlight_ = 0;
+  /// Requests given up on (timed out, cancelled), whose late answers are no surprise.
+  std::deque<std::int64_t> forgotten_;
   std::optional<Error> closedError_;
   std::vector<std::function<void()>> closeWaiters_;
 

@@ -1,8 +1,106 @@
-// Client's handling of what the server sends on its own: requests (ping, roots/list,
-// sampling, elicitation) and notifications (progress, logging, list_changed).
+// Client's handling of what the server sends: replies (matched to their requests, or
+// reported), requests (ping, roots/list, sampling, elicitation) and notifications (progress,
+// logging, list_changed).
+#include <algorithm>
+
 #include "core/mcp/client.h"
 
 namespace kaja::core::mcp {
+namespace {
+
+// How many given-up request ids are remembered, so that their late answers pass quietly.
+constexpr std::size_t kForgottenIds = 256;
+
+/// Returns `sentence` with its first letter lower-cased, to follow a colon.
+std::string lowerFirst(std::string sentence) {
+  if (!sentence.empty() && sentence[0] >= 'A' && sentence[0] <= 'Z') sentence[0] += 'a' - 'A';
+  return sentence;
+}
+
+}  // namespace
+
+void Client::onMessage(Message message) {
+  if (auto* response = std::get_if<Response>(&message)) {
+    onResponse(std::move(*response));
+  } else if (auto* request = std::get_if<Request>(&message)) {
+    onServerRequest(*request);
+  } else {
+    onNotification(std::get<Notification>(message));
+  }
+}
+
+void Client::onRequestFailed(const Json& id, const Error& error) {
+  const auto it = id.is_number_integer() ? pending_.find(id.get<std::int64_t>()) : pending_.end();
+  if (it == pending_.end()) return;
+  Pending pending = std::move(it->second);
+  pending_.erase(it);
+  pending.done(std::unexpected(error));
+}
+
+void Client::warn(const std::string& text) {
+  if (!warningHandler_ || warnings_ > options_.maxWarnings) return;
+  if (++warnings_ > options_.maxWarnings) {
+    warningHandler_(describe() + " caused more than " + std::to_string(options_.maxWarnings) +
+                    " warnings; further ones are not shown.");
+    return;
+  }
+  warningHandler_(text);
+}
+
+void Client::forget(std::int64_t id) {
+  forgotten_.push_back(id);
+  if (forgotten_.size() > kForgottenIds) forgotten_.pop_front();
+}
+
+void Client::onUnmatched(const Response& response) {
+  if (response.unreadable) {
+    const std::string id =
+        response.id.is_null() ? "" : " (id " + clip(response.id.dump(), 40) + ")";
+    warn(describe() + " sent a message that kaja cannot read" + id +
+         ", so it was skipped: " + lowerFirst(response.unreadable->message));
+    return;
+  }
+  // Normal after a timeout or cancel: the answer raced the notifications/cancelled.
+  if (response.id.is_number_integer() &&
+      std::find(forgotten_.begin(), forgotten_.end(), response.id.get<std::int64_t>()) !=
+          forgotten_.end()) {
+    return;
+  }
+  const std::string what =
+      response.error ? "an error (" + clip(response.error->message, 120) + ")" : "a result";
+  warn(describe() + " sent " + what + " for a request kaja is not waiting for (id " +
+       clip(response.id.dump(), 40) + "), so it was skipped.");
+}
+
+void Client::onResponse(Response&& response) {
+  const auto it = response.id.is_number_integer() ? pending_.find(response.id.get<std::int64_t>())
+                                                  : pending_.end();
+  if (it == pending_.end()) {
+    onUnmatched(response);
+    return;
+  }
+  // The deadline timer stays armed; when it fires it finds this request gone.
+  Pending pending = std::move(it->second);
+  pending_.erase(it);
+  if (response.unreadable) {
+    pending.done(std::unexpected(makeError(
+        ErrorCode::kProtocol,
+        describe() + " answered " + pending.describe() +
+            " with a reply kaja cannot read: " + lowerFirst(response.unreadable->message))));
+    return;
+  }
+  lastResponseBytes_ = response.bytes;
+  if (response.error) {
+    Error error =
+        makeError(ErrorCode::kProtocol, describe() + " answered " + pending.describe() +
+                                            " with error " + std::to_string(response.error->code) +
+                                            ": " + clip(response.error->message, 300));
+    if (!response.error->data.is_null()) error.detail = response.error->data.dump();
+    pending.done(std::unexpected(std::move(error)));
+    return;
+  }
+  pending.done(response.result ? std::move(*response.result) : Json::object());
+}
 
 void Client::respond(const Json& id, Result<Json> result) {
   if (!transport_->isOpen()) return;
@@ -35,12 +133,22 @@ void Client::onServerRequest(const Request& request) {
                                        "Method not found: " + clip(method, 80)));
     return;
   }
+  // A server that asks faster than the host answers is told no, so the asks do not pile up.
+  if (serverRequestsInFlight_ >= options_.maxServerRequestsInFlight) {
+    transport_->send(
+        makeErrorResponse(request.id, rpc_error::kInternalError,
+                          "kaja is already answering " + std::to_string(serverRequestsInFlight_) +
+                              " requests from this server; ask again once they are answered."));
+    return;
+  }
+  ++serverRequestsInFlight_;
   // The host may answer later, or (by mistake) twice; only the first answer is sent.
   auto answered = std::make_shared<bool>(false);
   (*handler)(request.params,
              [weak = weak_from_this(), id = request.id, answered](Result<Json> result) {
                auto self = weak.lock();
                if (!self || std::exchange(*answered, true)) return;
+               --self->serverRequestsInFlight_;
                self->respond(id, std::move(result));
              });
 }

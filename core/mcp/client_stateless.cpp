@@ -13,6 +13,26 @@ namespace {
 
 // A server that keeps asking for more input would otherwise hold a call forever.
 constexpr int kMaxInputRounds = 16;
+// The most inputs one input_required round may ask for.
+constexpr std::size_t kMaxInputRequests = 16;
+
+std::string formatDuration(std::chrono::milliseconds duration) {
+  if (duration.count() % 1000 == 0) return std::to_string(duration.count() / 1000) + " s";
+  return std::to_string(duration.count()) + " ms";
+}
+
+/// Returns "" when an input_required result can be followed, else why not.
+std::string checkInputRequired(const Json& result) {
+  const auto requests = result.find("inputRequests");
+  if (requests != result.end() && !requests->is_object()) {
+    return std::string("its inputRequests is a ") + requests->type_name() + ", not an object";
+  }
+  if (requests != result.end() && requests->size() > kMaxInputRequests) {
+    return "it asks for " + std::to_string(requests->size()) + " inputs at once, more than the " +
+           std::to_string(kMaxInputRequests) + " kaja answers";
+  }
+  return "";
+}
 
 bool listsVersion(const Json& object, const char* key, std::string_view version) {
   if (!object.is_object()) return false;
@@ -100,18 +120,43 @@ void Client::onDiscovered(Result<Json> result, const ConnectDone& once, int atte
 }
 
 std::int64_t Client::requestWithInputs(const std::string& method, std::string label, Json params,
-                                       CallOptions options, ResultCallback done, int round) {
+                                       CallOptions options, ResultCallback done, int round,
+                                       Clock::time_point deadline) {
   auto onProgress = options.onProgress;
   const bool reset = options.resetTimeoutOnProgress;
-  const auto timeout = options.timeout;
+  const auto timeout = options.timeout.count() == 0 ? options_.requestTimeout : options.timeout;
+  // Every round shares the call's one deadline; a later round gets only what is left of it.
+  if (round == 0 && timeout.count() > 0) deadline = Clock::now() + timeout;
+  auto left = timeout;
+  if (round > 0 && timeout.count() > 0) {
+    left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      postFailure(std::move(done), makeError(ErrorCode::kTimeout,
+                                             describe() + " did not finish " + label + " within " +
+                                                 formatDuration(timeout) + "; kaja gave up."));
+      return ids_.next();
+    }
+  }
   auto next = [weak = weak_from_this(), method, label, params, options = std::move(options),
-               done = std::move(done), round](Result<Json> result) mutable {
+               done = std::move(done), round, deadline](Result<Json> result) mutable {
     auto self = weak.lock();
     if (!self) return;
-    const bool inputRequired = result && result->is_object() &&
-                               result->value("resultType", std::string()) == "input_required";
-    if (!inputRequired) {
+    const auto type = result && result->is_object() ? result->find("resultType") : Json::iterator();
+    const bool typed = result && result->is_object() && type != result->end();
+    if (typed && !type->is_string()) {
+      done(std::unexpected(self->makeError(
+          ErrorCode::kProtocol, self->describe() + " answered " + label + " with a resultType " +
+                                    "that is a " + type->type_name() + ", not a string.")));
+      return;
+    }
+    if (!typed || *type != "input_required") {
       done(std::move(result));
+      return;
+    }
+    if (const std::string wrong = checkInputRequired(*result); !wrong.empty()) {
+      done(std::unexpected(
+          self->makeError(ErrorCode::kProtocol, self->describe() + " asked for input in " + label +
+                                                    " that kaja cannot follow: " + wrong + ".")));
       return;
     }
     if (round + 1 >= kMaxInputRounds) {
@@ -129,7 +174,7 @@ std::int64_t Client::requestWithInputs(const std::string& method, std::string la
     self->answerInputs(
         result->value("inputRequests", Json::object()),
         [weak, method, label, params = std::move(params), options = std::move(options),
-         done = std::move(done), round](Result<Json> responses) mutable {
+         done = std::move(done), round, deadline](Result<Json> responses) mutable {
           auto self = weak.lock();
           if (!self) return;
           if (!responses) {
@@ -138,11 +183,15 @@ std::int64_t Client::requestWithInputs(const std::string& method, std::string la
           }
           params["inputResponses"] = std::move(*responses);
           self->requestWithInputs(method, label, std::move(params), std::move(options),
-                                  std::move(done), round + 1);
+                                  std::move(done), round + 1, deadline);
         });
   };
-  return startRequest(method, std::move(label), withMeta(params), timeout, std::move(next),
-                      std::move(onProgress), reset);
+  const std::int64_t id = startRequest(method, std::move(label), withMeta(params), left,
+                                       std::move(next), std::move(onProgress), reset);
+  if (const auto it = pending_.find(id); it != pending_.end() && round > 0) {
+    it->second.budget = timeout;
+  }
+  return id;
 }
 
 void Client::answerInputs(const Json& inputRequests, std::function<void(Result<Json>)> done) {
@@ -209,18 +258,18 @@ void Client::listenForToolChanges() {
   if (changes == tools->end() || !changes->is_boolean() || !changes->get<bool>()) return;
   listening_ = true;
   Json params = {{"notifications", {{"toolsListChanged", true}}}};
-  startRequest("subscriptions/listen", "subscriptions/listen", withMeta(std::move(params)),
-               std::chrono::milliseconds(-1),
-               [weak = weak_from_this()](Result<Json> result) {
-                 auto self = weak.lock();
-                 if (!self) return;
-                 self->listening_ = false;
-                 if (!result && self->state_ == State::kReady && self->warningHandler_) {
-                   self->warningHandler_(self->describe() + " stopped sending tool changes: " +
-                                         result.error().message);
-                 }
-               },
-               {});
+  startRequest(
+      "subscriptions/listen", "subscriptions/listen", withMeta(std::move(params)),
+      std::chrono::milliseconds(-1),
+      [weak = weak_from_this()](Result<Json> result) {
+        auto self = weak.lock();
+        if (!self) return;
+        self->listening_ = false;
+        if (!result && self->state_ == State::kReady) {
+          self->warn(self->describe() + " stopped sending tool changes: " + result.error().message);
+        }
+      },
+      {});
 }
 
 void Client::applyToolHeaders(std::vector<Tool>& tools) {
@@ -228,10 +277,8 @@ void Client::applyToolHeaders(std::vector<Tool>& tools) {
   std::erase_if(tools, [&](const Tool& tool) {
     auto params = paramHeaders(tool.inputSchema);
     if (!params) {
-      if (warningHandler_) {
-        warningHandler_(describe() + " offers tool '" + clip(tool.name, 60) +
-                        "', which kaja leaves out: " + params.error().message);
-      }
+      warn(describe() + " offers tool '" + clip(tool.name, 60) +
+           "', which kaja leaves out: " + params.error().message);
       return true;
     }
     if (!params->empty()) headers[tool.name] = std::move(*params);

@@ -5,12 +5,6 @@
 namespace kaja::core::mcp {
 namespace {
 
-bool isValidId(const Json& id) { return id.is_number_integer() || id.is_string(); }
-
-Result<Message> protocolError(std::string sentence) {
-  return fail(ErrorCode::kProtocol, std::move(sentence));
-}
-
 /// Appends compact JSON text to one string, as Json::dump() would produce it, without
 /// dump()'s string of its own. Invalid UTF-8 is replaced; control characters (newlines
 /// included) are escaped, so what it writes stays on one line.
@@ -57,77 +51,6 @@ std::string clip(std::string_view text, std::size_t limit) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
   }
   return cut < text.size() ? out + "…" : out;
-}
-
-Result<Message> parseMessage(Json&& value) {
-  if (!value.is_object()) return protocolError("The message is not a JSON object.");
-  const auto version = value.find("jsonrpc");
-  if (version == value.end() || *version != "2.0") {
-    return protocolError("The message does not say \"jsonrpc\": \"2.0\".");
-  }
-  const auto method = value.find("method");
-  const auto id = value.find("id");
-  const auto params = value.find("params");
-  if (method != value.end()) {
-    if (!method->is_string()) return protocolError("The message's \"method\" is not a string.");
-    Json paramsValue = params == value.end() ? Json() : std::move(*params);
-    if (!paramsValue.is_null() && !paramsValue.is_object() && !paramsValue.is_array()) {
-      return protocolError("The message's \"params\" is neither an object nor an array.");
-    }
-    auto& methodName = method->get_ref<std::string&>();
-    if (id == value.end()) return Notification{std::move(methodName), std::move(paramsValue)};
-    if (!isValidId(*id))
-      return protocolError("The request's \"id\" is not a string or an integer.");
-    return Request{std::move(*id), std::move(methodName), std::move(paramsValue)};
-  }
-  if (id == value.end())
-    return protocolError("The message has neither a \"method\" nor an \"id\".");
-  if (!isValidId(*id) && !id->is_null()) {
-    return protocolError("The response's \"id\" is not a string or an integer.");
-  }
-  const auto result = value.find("result");
-  const auto error = value.find("error");
-  if ((result == value.end()) == (error == value.end())) {
-    return protocolError("The response must have exactly one of \"result\" and \"error\".");
-  }
-  Response response{std::move(*id), std::nullopt, std::nullopt};
-  if (result != value.end()) {
-    response.result = std::move(*result);
-    return response;
-  }
-  if (!error->is_object()) return protocolError("The response's \"error\" is not an object.");
-  RpcError rpc;
-  const auto code = error->find("code");
-  const auto text = error->find("message");
-  if (code == error->end() || !code->is_number_integer()) {
-    return protocolError("The response's error has no integer \"code\".");
-  }
-  rpc.code = code->get<int>();
-  if (text != error->end() && text->is_string()) rpc.message = text->get<std::string>();
-  if (const auto data = error->find("data"); data != error->end()) rpc.data = std::move(*data);
-  response.error = std::move(rpc);
-  return response;
-}
-
-Result<std::vector<Message>> parseMessages(std::string_view line) {
-  Json value = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) {
-    return fail(ErrorCode::kProtocol, "The line is not JSON: \"" + clip(line, 120) + "\".");
-  }
-  std::vector<Message> messages;
-  if (value.is_array()) {
-    if (value.empty()) return fail(ErrorCode::kProtocol, "The batch is an empty array.");
-    for (auto& item : value) {
-      auto message = parseMessage(std::move(item));
-      if (!message) return std::unexpected(message.error());
-      messages.push_back(std::move(*message));
-    }
-    return messages;
-  }
-  auto message = parseMessage(std::move(value));
-  if (!message) return std::unexpected(message.error());
-  messages.push_back(std::move(*message));
-  return messages;
 }
 
 Json toJson(const Message& message) {
@@ -203,7 +126,7 @@ std::string serialize(const Message& message) {
   return out;
 }
 
-Response makeErrorResponse(Json id, int code, std::string message) {
+Response makeErrorResponse(Json id, std::int64_t code, std::string message) {
   return Response{std::move(id), std::nullopt, RpcError{code, std::move(message), Json()}};
 }
 

@@ -37,26 +37,46 @@ struct Notification {
   Json params;
 };
 
+/// Bounds on one message read from a peer, so that hostile input cannot crash kaja (deep
+/// nesting makes nlohmann::json's copies and dump() recurse) or bloat it.
+inline constexpr std::size_t kMaxJsonDepth = 256;  ///< nested arrays and objects
+/// Arrays, objects and members in one message: about 100 bytes of memory each once read.
+inline constexpr std::size_t kMaxJsonValues = 1'000'000;
+
 /// The `error` member of a failed Response.
 // NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json members fool the check.
 struct RpcError {
-  int code = rpc_error::kInternalError;
+  std::int64_t code = rpc_error::kInternalError;
   std::string message;
   Json data;  ///< null when absent
 };
 
-/// The reply to a Request: exactly one of `result` and `error` is set.
+/// The reply to a Request: exactly one of `result` and `error` is set, unless kaja could
+/// not read the reply (`unreadable`).
+// NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json members fool the check.
 struct Response {
   Json id;
   std::optional<Json> result;
   std::optional<RpcError> error;
+  /// Set instead of `result` and `error` when the peer sent something that kaja cannot read
+  /// as a reply (nested too deep, too large, not JSON-RPC). `id` is the request it answers
+  /// when that could be recovered, else null: the request fails with this error at once.
+  std::optional<Error> unreadable;
+  /// The size of the text this reply was read from (a whole batch for one in a batch), so
+  /// that a receiver can bound what it accepts per method; 0 when built in memory.
+  std::size_t bytes = 0;
 };
 
 /// Any JSON-RPC message.
 using Message = std::variant<Request, Notification, Response>;
 
-/// Parses one line (a message or a batch array) into messages. Returns kProtocol with one
-/// sentence when the line is not JSON or not JSON-RPC 2.0.
+/// Parses one line (a message or a batch array) into messages. Ill-formed UTF-8 and lone
+/// surrogate escapes are read as U+FFFD and raw control characters in strings as escapes, so
+/// that malformed bytes never lose a reply. A reply that is JSON but cannot be used (nested
+/// deeper than kMaxJsonDepth, more than kMaxJsonValues values, not JSON-RPC) becomes a
+/// Response with `unreadable` set, for its id when it has one, so its request fails at once;
+/// a batch keeps its good elements. Returns kProtocol with one sentence when the line is not
+/// JSON at all, or is a single message that is neither usable nor a reply.
 Result<std::vector<Message>> parseMessages(std::string_view line);
 
 /// Parses one already-decoded JSON value as a message (kProtocol when it is not one). The
@@ -74,7 +94,7 @@ std::string serialize(const Message& message);
 void serializeTo(const Message& message, std::string& out);
 
 /// Returns an error Response to `id`.
-Response makeErrorResponse(Json id, int code, std::string message);
+Response makeErrorResponse(Json id, std::int64_t code, std::string message);
 
 /// Returns a success Response to `id`.
 Response makeResultResponse(Json id, Json result);

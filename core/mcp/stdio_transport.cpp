@@ -27,6 +27,7 @@ std::string formatBytes(std::size_t bytes) {
   constexpr std::size_t kMegabyte = std::size_t{1024} * 1024;
   if (bytes % kMegabyte == 0) return std::to_string(bytes / kMegabyte) + " MB";
   if (bytes % 1024 == 0) return std::to_string(bytes / 1024) + " KB";
+  if (bytes > kMegabyte) return std::to_string((bytes + kMegabyte / 2) / kMegabyte) + " MB";
   return std::to_string(bytes) + " bytes";
 }
 
@@ -146,9 +147,12 @@ void StdioTransport::handleLine(std::string_view line) {
       return;
     }
     if (nonJsonLines_ <= kWarnedNonJsonLines && handlers_.onWarning) {
+      // "The line is not JSON: …" already quotes the line; other reasons do not.
+      const std::string& why = messages.error().message;
+      const bool quoted = why.starts_with("The line is not JSON");
       handlers_.onWarning(
-          describe() + " wrote a line on stdout that is not JSON-RPC; kaja " + "skipped it: \"" +
-          clip(line, 120) + "\"" +
+          describe() + " wrote a line on stdout that is not JSON-RPC; kaja skipped it: " +
+          (quoted ? "\"" + clip(line, 120) + "\"" : why + " (\"" + clip(line, 80) + "\")") +
           (nonJsonLines_ == kWarnedNonJsonLines ? " (further ones are not shown)" : ""));
     }
     return;
@@ -235,8 +239,18 @@ void StdioTransport::onStdoutClosed() {
 
 void StdioTransport::send(const Message& message) {
   if (finished_ || closeRequested_ || failure_) return;
+  const std::size_t waiting = writeQueue_.size();
   serializeTo(message, writeQueue_);
   writeQueue_ += '\n';
+  if (waiting > 0 && writeQueue_.size() > options_.maxQueuedBytes) {
+    fatal(Error{ErrorCode::kConnect,
+                describe() + " stopped reading its stdin: more than " +
+                    formatBytes(options_.maxQueuedBytes) +
+                    " of messages from kaja are waiting for it, so kaja stopped it.",
+                options_.serverName,
+                {}});
+    return;
+  }
   if (!writing_) writeNext();
 }
 

@@ -21,11 +21,16 @@ namespace kaja::core::mcp {
 
 /// Limits and names for one stdio connection.
 struct StdioOptions {
-  std::string serverName = "server";             ///< used in every error ("server 'time'")
-  std::size_t maxLineBytes = 4UL * 1024 * 1024;  ///< a longer line kills the server (U6)
-  std::size_t stderrTailBytes = 64UL * 1024;     ///< how much of stderr is kept for errors
-  std::size_t maxNonJsonLines = 100;             ///< more stray stdout lines end the connection
-  std::chrono::milliseconds closeGrace{1000};    ///< per step of close(): stdin EOF, SIGTERM
+  std::string serverName = "server";  ///< used in every error ("server 'time'")
+  /// A longer message kills the server. Large, so that a big result reaches the output guard
+  /// to be cut there; the 4 MB bound of U6 applies to listings, in the Client.
+  std::size_t maxLineBytes = 64UL * 1024 * 1024;
+  /// Bytes waiting to be written past this (a server that stopped reading its stdin) end the
+  /// connection. One message is always accepted when nothing else is waiting.
+  std::size_t maxQueuedBytes = 16UL * 1024 * 1024;
+  std::size_t stderrTailBytes = 64UL * 1024;   ///< how much of stderr is kept for errors
+  std::size_t maxNonJsonLines = 100;           ///< more stray stdout lines end the connection
+  std::chrono::milliseconds closeGrace{1000};  ///< per step of close(): stdin EOF, SIGTERM
 };
 
 /// MCP over a child's stdin/stdout: one JSON-RPC message per line, both ways. Owns the
@@ -33,8 +38,9 @@ struct StdioOptions {
 ///
 /// Lines that are not JSON-RPC (a banner, say) are skipped with a warning; after
 /// `maxNonJsonLines` of them the server is killed. A line over `maxLineBytes` kills it
-/// too. Stderr is kept in a bounded tail buffer whose last line goes into errors. When
-/// the child exits, onClosed reports its exit status or signal and that stderr line.
+/// too, and so does a write queue past `maxQueuedBytes`. Stderr is kept in a bounded tail buffer
+/// whose last line goes into errors. When the child exits, onClosed reports its exit status or
+/// signal and that stderr line.
 class StdioTransport final : public Transport, public std::enable_shared_from_this<StdioTransport> {
  public:
   /// Starts `plan` as a child and returns its transport, not yet reading (call start()).

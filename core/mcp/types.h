@@ -41,14 +41,26 @@ struct Tool {
 
   /// Returns annotations.readOnlyHint, false when absent.
   [[nodiscard]] bool readOnlyHint() const;
-  /// Parses one element of a tools/list result; kProtocol when it has no string name.
+  /// Parses one element of a tools/list result; kProtocol with one sentence when it has no
+  /// string name or a field of the wrong type (title, description, inputSchema, outputSchema,
+  /// annotations).
   static Result<Tool> fromJson(const Json& value);
 };
+
+/// How ToolResult::fromJson's errors begin.
+inline constexpr std::string_view kMalformedResult = "The result is malformed: ";
 
 /// The result of tools/call, kept whole in `raw` (content of every type,
 /// structuredContent, isError, _meta) with accessors for the common parts.
 struct ToolResult {
   Json raw = Json::object();
+
+  /// Checks a tools/call result and takes it over: it must be an object whose content is an
+  /// array of objects with a string "type", whose known blocks (text, image, audio,
+  /// resource_link, resource) have string fields where the spec puts strings, whose isError
+  /// is a boolean and whose structuredContent and _meta are objects. Unknown block types are
+  /// kept as they are. Returns kProtocol with one sentence naming the first bad field.
+  static Result<ToolResult> fromJson(Json&& value);
 
   /// Returns the content array (empty array when absent).
   [[nodiscard]] const Json& content() const;

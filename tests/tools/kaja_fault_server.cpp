@@ -11,6 +11,20 @@
 // client-capabilities, change-stream {count, intervalMs} (that many list_changed
 // notifications, one per interval, from a thread of their own), list-count (how many
 // tools/list pages it has served).
+//
+// Hostile modes and tools, one per attack on kaja itself (mode hostile lists the tools): modes
+// deep-init (a 60,000-deep value
+// in the initialize result), deep-schema (in a tool's inputSchema), bad-tool (a tool whose
+// description is a number), pages-forever (fresh 3 MB pages of new tools, each with a new
+// cursor), huge-page (one 5 MB page), notify-flood-init (200,000 notifications before the
+// initialize answer), stateless (speaks 2026-07-28 after server/discover), discover-hangup
+// (exits n ms after server/discover, answers initialize after n ms); tools deep-result,
+// deep-array, deep-error, lone-surrogate, lone-low-surrogate, invalid-utf8, overlong-utf8,
+// raw-control, text-number, block-number, mime-number, content-object, is-error-string,
+// result-string, result-array, result-null, result-type-number, slow-input, stop-reading,
+// notify-flood, request-flood, int64-error, batch-bad-element, batch-bad-first, huge-result
+// (a 10 MB line: the text twice, as server-filesystem sends it), too-big-result (70 MB),
+// many-values (3,000,000 values), stray-reply (a reply to an id kaja never used).
 #include <signal.h>
 #include <unistd.h>
 
@@ -44,6 +58,35 @@ std::mutex sendMutex;  // change-stream writes from a thread of its own
 void send(const Json& message) {
   std::lock_guard lock(sendMutex);
   std::cout << message.dump() << '\n' << std::flush;
+}
+
+// Writes one line as it is: hostile replies are built as text, never as nlohmann::json values,
+// which could not hold them (invalid UTF-8) or would crash this server (deep nesting).
+void sendRaw(const std::string& line) {
+  std::lock_guard lock(sendMutex);
+  std::cout << line << '\n' << std::flush;
+}
+
+constexpr int kDeep = 60000;
+
+std::string deepArrays() { return std::string(kDeep, '[') + std::string(kDeep, ']'); }
+
+std::string deepObjects() {
+  std::string out;
+  for (int i = 0; i < kDeep; ++i) out += R"({"a":)";
+  out += "1";
+  out += std::string(kDeep, '}');
+  return out;
+}
+
+// A reply to `id` whose result is the raw JSON text `result`.
+void replyRaw(const Json& id, const std::string& result) {
+  sendRaw(R"({"jsonrpc":"2.0","id":)" + id.dump() + R"(,"result":)" + result + "}");
+}
+
+// A text result whose text is the raw (already quoted) JSON string `quoted`.
+void replyRawText(const Json& id, const std::string& quoted) {
+  replyRaw(id, R"({"content":[{"type":"text","text":)" + quoted + "}]}");
 }
 
 void reply(const Json& id, Json result) {
@@ -85,6 +128,20 @@ Json toolList() {
                                     "client-capabilities",
                                     "change-stream",
                                     "list-count"};
+  // The hostile tools are listed only where a test calls them through kaja (modes hostile
+  // and stateless), so that the normal listing keeps its five pages.
+  if (mode == "hostile" || mode == "stateless") {
+    for (const char* name :
+         {"deep-result",        "deep-array",     "deep-error",        "lone-surrogate",
+          "lone-low-surrogate", "invalid-utf8",   "overlong-utf8",     "raw-control",
+          "text-number",        "block-number",   "mime-number",       "content-object",
+          "is-error-string",    "result-string",  "result-array",      "result-null",
+          "result-type-number", "slow-input",     "stop-reading",      "notify-flood",
+          "request-flood",      "int64-error",    "batch-bad-element", "batch-bad-first",
+          "huge-result",        "too-big-result", "many-values",       "stray-reply"}) {
+      names.push_back(name);
+    }
+  }
   if (toolsChanged) names.push_back("new-tool");
   Json tools = Json::array();
   for (const auto& name : names) {
@@ -95,9 +152,39 @@ Json toolList() {
   return tools;
 }
 
+// Hostile listings; returns false for a normal one.
+bool hostileToolsList(const Json& id, const Json& params) {
+  if (mode == "deep-schema") {
+    replyRaw(id, R"({"tools":[{"name":"deep","inputSchema":)" + deepObjects() + "}]}");
+    return true;
+  }
+  if (mode == "bad-tool") {
+    replyRaw(id, R"({"tools":[{"name":"echo","inputSchema":{"type":"object"}},)"
+                 R"({"name":"bad","description":5,"inputSchema":{"type":"object"}}]})");
+    return true;
+  }
+  if (mode == "pages-forever" || mode == "huge-page") {
+    // Every page is new: new tool names, a new cursor, about 3 MB (5 MB for huge-page).
+    const int page = params.is_object() && params.contains("cursor")
+                         ? std::atoi(params["cursor"].get<std::string>().c_str() + 5)
+                         : 0;
+    const int tools = mode == "huge-page" ? 5 : 3;
+    Json list = Json::array();
+    for (int i = 0; i < tools; ++i) {
+      list.push_back({{"name", "t" + std::to_string(page) + "-" + std::to_string(i)},
+                      {"description", std::string(1024 * 1024, 'd')},
+                      {"inputSchema", {{"type", "object"}}}});
+    }
+    reply(id, {{"tools", list}, {"nextCursor", "page-" + std::to_string(page + 1)}});
+    return true;
+  }
+  return false;
+}
+
 void handleToolsList(const Json& id, const Json& params) {
   constexpr std::size_t kPageSize = 5;
   ++listCount;
+  if (hostileToolsList(id, params)) return;
   const Json all = toolList();
   std::size_t start = 0;
   if (params.is_object() && params.contains("cursor")) {
@@ -120,6 +207,124 @@ void askClient(const Json& callId, const std::string& method, Json params) {
   send({{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}});
 }
 
+// Writes a reply whose result holds a text of `megabytes` twice (content and
+// structuredContent, as server-filesystem does), in chunks.
+void replyBigText(const Json& id, std::size_t megabytes) {
+  const std::string chunk(1024 * 1024, 'a');
+  std::lock_guard lock(sendMutex);
+  std::cout << R"({"jsonrpc":"2.0","id":)" << id.dump()
+            << R"(,"result":{"content":[{"type":"text","text":")";
+  for (std::size_t i = 0; i < megabytes; ++i) std::cout << chunk;
+  std::cout << R"("}],"structuredContent":{"content":")";
+  for (std::size_t i = 0; i < megabytes; ++i) std::cout << chunk;
+  std::cout << "\"}}}\n" << std::flush;
+}
+
+// Floods kaja with `count` notifications (progress for unknown tokens and log messages).
+void notifyFlood(int count) {
+  const std::string data(100, 'n');
+  for (int i = 0; i < count; ++i) {
+    if (i % 2 == 0) {
+      send({{"jsonrpc", "2.0"},
+            {"method", "notifications/message"},
+            {"params", {{"level", "info"}, {"data", data}}}});
+    } else {
+      send({{"jsonrpc", "2.0"},
+            {"method", "notifications/progress"},
+            {"params", {{"progressToken", i}, {"progress", i}}}});
+    }
+  }
+}
+
+// Malformed bytes, wrong types and odd shapes in a reply; returns false for other tools.
+bool hostileBytesCall(const std::string& name, const Json& id) {
+  static const std::map<std::string, std::string> kTexts = {
+      {"lone-surrogate", R"("broken \ud83d emoji")"},
+      {"lone-low-surrogate", R"("\ude00 then \ud83d\ud83d twice")"},
+      {"invalid-utf8", "\"bad \xff\xfe bytes\""},
+      {"overlong-utf8", "\"slash \xc0\xaf and \xed\xa0\x80 surrogate\""},
+      {"raw-control", "\"tab\there, escape \x1b[31m red\""}};
+  static const std::map<std::string, std::string> kResults = {
+      {"text-number", R"({"content":[{"type":"text","text":5}]})"},
+      {"block-number", R"({"content":[5]})"},
+      {"mime-number", R"({"content":[{"type":"image","data":"AAAA","mimeType":7}]})"},
+      {"content-object", R"({"content":{"type":"text","text":"x"}})"},
+      {"is-error-string", R"({"content":[],"isError":"yes"})"},
+      {"result-string", R"("just text")"},
+      {"result-array", R"([1,2,3])"},
+      {"result-null", R"(null)"},
+      {"result-type-number", R"({"resultType":5,"content":[]})"},
+      {"deep-array", deepArrays()},
+      {"deep-result", R"({"content":[],"structuredContent":{"x":)" + deepObjects() + "}}"}};
+  if (const auto text = kTexts.find(name); text != kTexts.end()) {
+    replyRawText(id, text->second);
+  } else if (const auto result = kResults.find(name); result != kResults.end()) {
+    replyRaw(id, result->second);
+  } else if (name == "deep-error") {
+    sendRaw(R"({"jsonrpc":"2.0","id":)" + id.dump() +
+            R"(,"error":{"code":-32000,"message":"deep","data":)" + deepArrays() + "}}");
+  } else if (name == "int64-error") {
+    sendRaw(R"({"jsonrpc":"2.0","id":)" + id.dump() +
+            R"(,"error":{"code":99999999999,"message":"a big code"}})");
+  } else if (name == "batch-bad-element") {
+    sendRaw(R"([{"jsonrpc":"2.0","method":5},{"jsonrpc":"2.0","id":)" + id.dump() +
+            R"(,"result":{"content":[{"type":"text","text":"kept"}]}}])");
+  } else if (name == "batch-bad-first") {
+    sendRaw(R"([42,{"jsonrpc":"2.0","id":"zz","result":1,"error":{}},{"jsonrpc":"1.0"},)"
+            R"({"jsonrpc":"2.0","id":)" +
+            id.dump() + R"(,"result":{"content":[{"type":"text","text":"kept"}]}}])");
+  } else if (name == "stray-reply") {
+    // A reply to a request kaja never sent, then the real one.
+    sendRaw(R"({"jsonrpc":"2.0","id":987654,"result":{"content":[]}})");
+    reply(id, textResult("after the stray reply"));
+  } else if (name == "many-values") {
+    std::string values = "0";
+    values.reserve(6'000'000);
+    for (int i = 1; i < 3'000'000; ++i) values += ",0";
+    replyRaw(id, R"({"content":[],"structuredContent":{"v":[)" + values + "]}}");
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Floods and slowness; returns false for other tools.
+bool hostileFloodCall(const std::string& name, const Json& id, const Json& params) {
+  if (name == "huge-result") {
+    replyBigText(id, 5);
+  } else if (name == "too-big-result") {
+    replyBigText(id, 35);
+  } else if (name == "notify-flood") {
+    notifyFlood(200000);
+    reply(id, textResult("flooded"));
+  } else if (name == "request-flood") {
+    for (int i = 0; i < 50000; ++i) {
+      send({{"jsonrpc", "2.0"}, {"id", "flood-" + std::to_string(i)}, {"method", "ping"}});
+      send({{"jsonrpc", "2.0"},
+            {"id", "ask-" + std::to_string(i)},
+            {"method", "sampling/createMessage"},
+            {"params", {{"messages", Json::array()}, {"maxTokens", 1}}}});
+    }
+    reply(id, textResult("flooded"));
+  } else if (name == "stop-reading") {
+    // Never reads its stdin again, while asking kaja for ever more answers.
+    for (long i = 0;; ++i) {
+      send({{"jsonrpc", "2.0"}, {"id", "p" + std::to_string(i)}, {"method", "ping"}});
+    }
+  } else if (name == "slow-input") {
+    // Asks for (no) input again and again, a few seconds after each round.
+    std::this_thread::sleep_for(std::chrono::milliseconds(modeNumber > 0 ? modeNumber : 4000));
+    const Json state = params.value("requestState", Json(0));
+    const int round = state.is_number_integer() ? state.get<int>() : 0;
+    reply(id, {{"resultType", "input_required"},
+               {"inputRequests", Json::object()},
+               {"requestState", round + 1}});
+  } else {
+    return false;
+  }
+  return true;
+}
+
 void handleCall(const Json& id, const Json& params) {
   ++callCount;
   if (mode == "die-every" && modeNumber > 0 && callCount % modeNumber == 0) {
@@ -128,6 +333,7 @@ void handleCall(const Json& id, const Json& params) {
   }
   const std::string name = params.value("name", "");
   const Json args = params.value("arguments", Json::object());
+  if (hostileBytesCall(name, id) || hostileFloodCall(name, id, params)) return;
   if (name == "echo") {
     reply(id, textResult(args.value("text", "")));
   } else if (name == "crash") {
@@ -233,6 +439,16 @@ void handleCall(const Json& id, const Json& params) {
 }
 
 void handleInitialize(const Json& id, const Json& params) {
+  if (mode == "discover-hangup") {
+    std::this_thread::sleep_for(std::chrono::milliseconds(modeNumber > 0 ? modeNumber : 6000));
+  }
+  if (mode == "deep-init") {
+    replyRaw(id, R"({"protocolVersion":"2025-06-18","capabilities":{"tools":{}},)"
+                 R"("serverInfo":{"name":"deep","version":"1"},"deep":)" +
+                     deepArrays() + "}");
+    return;
+  }
+  if (mode == "notify-flood-init") notifyFlood(200000);
   if (mode == "hang-init") {
     std::cerr << "fault server: not answering initialize" << std::endl;
     return;
@@ -266,6 +482,16 @@ void handleLine(const std::string& line) {
     reply(it->second, {{"content", Json::array({{{"type", "text"}, {"text", answer.dump()}}})},
                        {"structuredContent", answer}});
     waitingCalls.erase(it);
+    return;
+  }
+  if (method == "server/discover" && mode == "discover-hangup") {
+    std::this_thread::sleep_for(std::chrono::milliseconds(modeNumber > 0 ? modeNumber : 6000));
+    std::_Exit(1);
+  }
+  if (method == "server/discover" && mode == "stateless") {
+    reply(id, {{"supportedVersions", {"2026-07-28"}},
+               {"capabilities", {{"tools", Json::object()}}},
+               {"serverInfo", {{"name", "kaja-fault-server"}, {"version", "1.0"}}}});
     return;
   }
   if (method == "initialize") {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace kaja::core::mcp {
 namespace {
 
@@ -36,9 +38,9 @@ TEST(JsonRpcTest, NonJsonIsOneProtocolSentence) {
 }
 
 TEST(JsonRpcTest, RejectsWhatIsNotJsonRpc) {
-  EXPECT_FALSE(parseMessages(R"({"id":1,"method":"x"})"));     // no jsonrpc
-  EXPECT_FALSE(parseMessages(R"({"jsonrpc":"2.0","id":1})"));  // no result
-  EXPECT_FALSE(parseMessages(R"({"jsonrpc":"2.0","id":1,"result":1,"error":{}})"));
+  EXPECT_FALSE(parseMessages(R"({"id":1,"method":"x"})"));  // no jsonrpc
+  // A reply that breaks the rules but names its request is read as unreadable (below).
+  EXPECT_TRUE(std::get<Response>(parseMessages(R"({"jsonrpc":"2.0","id":1})")->front()).unreadable);
   EXPECT_FALSE(parseMessages(R"({"jsonrpc":"2.0","id":1.5,"method":"x"})"));  // float id
   EXPECT_FALSE(parseMessages(R"({"jsonrpc":"2.0","method":7})"));
   EXPECT_FALSE(parseMessages(R"([])"));
@@ -70,6 +72,150 @@ TEST(JsonRpcTest, IdsAreUniqueAndClipKeepsUtf8Whole) {
   EXPECT_EQ(clip("aé", 2), "a…");  // é is two bytes; never cut in half
   EXPECT_EQ(clip("short"), "short");
   EXPECT_EQ(clip("red\x1b[31m\nline"), "red [31m line");
+}
+
+}  // namespace
+}  // namespace kaja::core::mcp
+
+namespace kaja::core::mcp {
+namespace {
+
+std::string deep(std::size_t depth, char open, char close) {
+  return std::string(depth, open) + std::string(depth, close);
+}
+
+std::string deepObjects(std::size_t depth) {
+  std::string out;
+  for (std::size_t i = 0; i < depth; ++i) out += R"({"a":)";
+  return out + "1" + std::string(depth, '}');
+}
+
+Response onlyResponse(const Result<std::vector<Message>>& messages) {
+  EXPECT_TRUE(messages) << messages.error().message;
+  if (!messages || messages->size() != 1 || !std::holds_alternative<Response>(messages->front())) {
+    ADD_FAILURE() << "expected exactly one response";
+    return Response{};
+  }
+  return std::get<Response>(messages->front());
+}
+
+TEST(JsonRpcLimitsTest, DeepNestingAnywhereFailsOnlyItsRequest) {
+  const std::vector<std::string> deepValues = {deep(60000, '[', ']'), deepObjects(60000),
+                                               deep(kMaxJsonDepth + 1, '[', ']')};
+  for (const auto& value : deepValues) {
+    for (const std::string& line :
+         {R"({"jsonrpc":"2.0","id":7,"result":)" + value + "}",
+          R"({"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"x":)" + value +
+              "}}}",
+          R"({"id":7,"error":{"code":1,"message":"m","data":)" + value + R"(},"jsonrpc":"2.0"})"}) {
+      const Response& response = onlyResponse(parseMessages(line));
+      EXPECT_EQ(response.id, 7);
+      ASSERT_TRUE(response.unreadable);
+      EXPECT_NE(response.unreadable->message.find("nested deeper than 256 levels"),
+                std::string::npos)
+          << response.unreadable->message;
+    }
+  }
+  // A request or notification from the server that is too deep cannot be matched: an error.
+  auto request = parseMessages(R"({"jsonrpc":"2.0","id":1,"method":"x","params":)" +
+                               deep(60000, '[', ']') + "}");
+  ASSERT_FALSE(request);
+  EXPECT_NE(request.error().message.find("nested deeper"), std::string::npos);
+  // Exactly at the bound is still read.
+  const Response& ok = onlyResponse(parseMessages(R"({"jsonrpc":"2.0","id":1,"result":)" +
+                                                  deep(kMaxJsonDepth - 1, '[', ']') + "}"));
+  EXPECT_FALSE(ok.unreadable);
+  ASSERT_TRUE(ok.result);
+  EXPECT_NO_THROW((void)ok.result->dump());
+}
+
+TEST(JsonRpcLimitsTest, ADeepElementOfABatchLeavesTheOthers) {
+  auto messages =
+      parseMessages(R"([{"jsonrpc":"2.0","id":1,"result":)" + deep(60000, '[', ']') +
+                    R"(},{"jsonrpc":"2.0","id":2,"result":{"ok":true}},)"
+                    R"({"jsonrpc":"2.0","method":"notifications/x","params":{"y":1}}])");
+  ASSERT_TRUE(messages) << messages.error().message;
+  ASSERT_EQ(messages->size(), 3u);
+  EXPECT_TRUE(std::get<Response>((*messages)[0]).unreadable);
+  EXPECT_EQ(std::get<Response>((*messages)[0]).id, 1);
+  const auto& kept = std::get<Response>((*messages)[1]);
+  EXPECT_FALSE(kept.unreadable);
+  EXPECT_EQ((*kept.result)["ok"], true);
+  EXPECT_EQ(std::get<Notification>((*messages)[2]).params["y"], 1);
+}
+
+TEST(JsonRpcLimitsTest, TooManyValuesFailOnlyTheirRequest) {
+  std::string values = "0";
+  for (std::size_t i = 0; i < kMaxJsonValues; ++i) values += ",0";
+  const Response& response = onlyResponse(
+      parseMessages(R"({"jsonrpc":"2.0","id":"big","result":{"v":[)" + values + "]}}"));
+  EXPECT_EQ(response.id, "big");
+  ASSERT_TRUE(response.unreadable);
+  EXPECT_NE(response.unreadable->message.find("more than"), std::string::npos);
+}
+
+TEST(JsonRpcLimitsTest, MalformedBytesAreReadAsReplacementCharacters) {
+  const std::string fffd = "\xEF\xBF\xBD";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"("a \ud83d b")", "a " + fffd + " b"},
+      {R"("\ude00")", fffd},
+      {R"("\ud83d\ud83d\ude00")", fffd + "\xF0\x9F\x98\x80"},  // a lone high, then a pair
+      {"\"bad \xff\xfe\"", "bad " + fffd + fffd},
+      {"\"\xc0\xaf\"", fffd + fffd},             // overlong
+      {"\"\xed\xa0\x80\"", fffd + fffd + fffd},  // an encoded surrogate
+      {"\"tab\there\"", "tab\there"},
+      {"\"esc\x1b[31m\"", "esc\x1b[31m"},
+      {R"("fine \ud83d\ude00")", "fine \xF0\x9F\x98\x80"}};
+  for (const auto& [text, expected] : cases) {
+    const Response& response =
+        onlyResponse(parseMessages(R"({"jsonrpc":"2.0","id":3,"result":{"t":)" + text + "}}"));
+    ASSERT_TRUE(response.result) << text;
+    EXPECT_EQ((*response.result)["t"], expected) << text;
+    EXPECT_NO_THROW((void)response.result->dump());
+  }
+}
+
+TEST(JsonRpcLimitsTest, ABadReplyWithAnIdFailsItsRequestAtOnce) {
+  for (const std::string line :
+       {R"({"jsonrpc":"2.0","id":4,"result":1,"error":{}})",
+        R"({"jsonrpc":"2.0","id":4,"error":"no"})",
+        R"({"jsonrpc":"2.0","id":4,"error":{"code":"x"}})", R"({"jsonrpc":"2.0","id":4})",
+        R"({"jsonrpc":"1.0","id":4})", R"({"id":4,"result":{}})"}) {
+    const Response& response = onlyResponse(parseMessages(line));
+    EXPECT_EQ(response.id, 4) << line;
+    EXPECT_TRUE(response.unreadable) << line;
+  }
+}
+
+TEST(JsonRpcLimitsTest, ErrorCodesKeepSixtyFourBits) {
+  for (const std::int64_t code :
+       {std::int64_t{99999999999}, std::int64_t{-99999999999},
+        std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()}) {
+    const Response& response =
+        onlyResponse(parseMessages(R"({"jsonrpc":"2.0","id":1,"error":{"code":)" +
+                                   std::to_string(code) + R"(,"message":"m"}})"));
+    ASSERT_TRUE(response.error);
+    EXPECT_EQ(response.error->code, code);
+  }
+  const Response& beyond = onlyResponse(parseMessages(
+      R"({"jsonrpc":"2.0","id":1,"error":{"code":18446744073709551615,"message":"m"}})"));
+  EXPECT_TRUE(beyond.unreadable);
+}
+
+TEST(JsonRpcLimitsTest, ABatchKeepsItsGoodRepliesAroundBadElements) {
+  auto messages = parseMessages(
+      R"([42,{"jsonrpc":"2.0","method":5},{"jsonrpc":"2.0","id":"zz","result":1,"error":{}},)"
+      R"({"jsonrpc":"2.0","id":9,"result":{"k":1}}])");
+  ASSERT_TRUE(messages) << messages.error().message;
+  ASSERT_EQ(messages->size(), 4u);
+  EXPECT_TRUE(std::get<Response>((*messages)[0]).unreadable);
+  EXPECT_TRUE(std::get<Response>((*messages)[0]).id.is_null());
+  EXPECT_TRUE(std::get<Response>((*messages)[1]).id.is_null());
+  EXPECT_EQ(std::get<Response>((*messages)[2]).id, "zz");
+  EXPECT_TRUE(std::get<Response>((*messages)[2]).unreadable);
+  const auto& good = std::get<Response>((*messages)[3]);
+  EXPECT_FALSE(good.unreadable);
+  EXPECT_EQ((*good.result)["k"], 1);
 }
 
 }  // namespace
