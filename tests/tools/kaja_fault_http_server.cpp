@@ -339,6 +339,50 @@ bool hostile(int fd, const Json& message, const std::string& method) {
   return true;
 }
 
+// DELETE ends a session; delete-stream answers with a stream that never ends.
+void serveDelete(int fd, const HttpRequest& request) {
+  report("DELETE " + request.header("mcp-session-id"));
+  if (mode == "delete-stream") {
+    if (!writeAll(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n")) return;
+    do {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    } while (writeAll(fd, ": keep-alive\n\n"));
+    return;
+  }
+  respond(fd, 200, "");
+}
+
+// GET opens the stream for server-initiated messages, or resumes one (Last-Event-ID).
+void serveGet(int fd, const HttpRequest& request) {
+  const std::string last = request.header("last-event-id");
+  if (last.empty()) report("LISTEN");
+  if (mode == "flood-listen") {
+    streamForever(fd, [] { return tinyEvents(true); });
+    return;
+  }
+  if (mode == "ping-flood-listen") {
+    long next = 1;
+    streamForever(fd, [&next] { return pings(next); });
+    return;
+  }
+  if (mode == "retry-zero") {
+    static std::atomic<int> count{0};
+    static const char* kSpellings[] = {"retry: 0\n\n", ": hi\nretry: 0\n\n",
+                                       "retry: 0\ndata: x\n\n", "id: a\nretry: 0\n\n"};
+    respondStream(fd, kSpellings[count++ % 4]);
+    return;
+  }
+  if (mode == "drop-stream" && !last.empty()) {
+    report("RESUME " + last);
+    const Json reply =
+        result(std::stoi(last.substr(1)),
+               {{"content", Json::array({{{"type", "text"}, {"text", "resumed"}}})}});
+    respondStream(fd, "id: r1\ndata: " + reply.dump() + "\n\n");
+    return;
+  }
+  respond(fd, 405, "no stream");
+}
+
 void serve(int fd) {
   HttpRequest request;
   if (!readRequest(fd, request)) return;
@@ -347,49 +391,15 @@ void serve(int fd) {
     serveLegacy(fd, request);
     return;
   }
-  const std::string session = request.header("mcp-session-id");
   if (request.method == "DELETE") {
-    report("DELETE " + session);
-    if (mode == "delete-stream") {
-      if (!writeAll(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n")) return;
-      do {
-        std::this_thread::sleep_for(std::chrono::seconds(1));
-      } while (writeAll(fd, ": keep-alive\n\n"));
-      return;
-    }
-    respond(fd, 200, "");
+    serveDelete(fd, request);
     return;
   }
   if (request.method == "GET") {
-    const std::string last = request.header("last-event-id");
-    if (last.empty()) report("LISTEN");
-    if (mode == "flood-listen") {
-      streamForever(fd, [] { return tinyEvents(true); });
-      return;
-    }
-    if (mode == "ping-flood-listen") {
-      long next = 1;
-      streamForever(fd, [&next] { return pings(next); });
-      return;
-    }
-    if (mode == "retry-zero") {
-      static std::atomic<int> count{0};
-      static const char* kSpellings[] = {"retry: 0\n\n", ": hi\nretry: 0\n\n",
-                                         "retry: 0\ndata: x\n\n", "id: a\nretry: 0\n\n"};
-      respondStream(fd, kSpellings[count++ % 4]);
-      return;
-    }
-    if (mode == "drop-stream" && !last.empty()) {
-      report("RESUME " + last);
-      const Json reply =
-          result(std::stoi(last.substr(1)),
-                 {{"content", Json::array({{{"type", "text"}, {"text", "resumed"}}})}});
-      respondStream(fd, "id: r1\ndata: " + reply.dump() + "\n\n");
-      return;
-    }
-    respond(fd, 405, "no stream");
+    serveGet(fd, request);
     return;
   }
+  const std::string session = request.header("mcp-session-id");
   std::string path = request.path;
   if (mode == "redirect-301" && path == "/mcp") {
     respond(fd, 301, "", "text/plain", "Location: /moved\r\n");
