@@ -274,11 +274,22 @@ void SseTransport::settle(Exchange exchange, Result<void> result) {
   // Servers answer 202; one that answers inline with JSON is served too.
   if (exchange.head.contentType == "application/json" &&
       exchange.body.find_first_not_of(" \t\r\n") != std::string::npos) {
-    if (auto messages = parseMessages(exchange.body)) {
-      for (auto& message : *messages) {
-        if (finished_ || closing_ || failure_) return;
-        if (handlers_.onMessage) handlers_.onMessage(std::move(message));
+    auto messages = parseMessages(exchange.body);
+    if (!messages) {
+      Error error{ErrorCode::kProtocol,
+                  describe() + " answered with a body that is not JSON-RPC: \"" +
+                      clip(exchange.body, 120) + "\".",
+                  options_.serverName, messages.error().message};
+      // A request fails at once; any other answer is only noted, as before.
+      if (!failRequestAlone(handlers_, exchange.message, 0, error)) {
+        const std::string warning = skipWarnings_.next(describe(), exchange.body);
+        if (!warning.empty() && handlers_.onWarning) handlers_.onWarning(warning);
       }
+      return;
+    }
+    for (auto& message : *messages) {
+      if (finished_ || closing_ || failure_) return;
+      if (handlers_.onMessage) handlers_.onMessage(std::move(message));
     }
   }
 }
