@@ -133,7 +133,8 @@ int runCall(std::span<const std::string> args) {
   }
   if (report->error) {
     printError(*report->error);
-    return kExitConnect;
+    // A connection kaja refused by a rule of its own (an address, a redirect) is a refusal.
+    return report->error->code == core::ErrorCode::kRefused ? kExitRefused : kExitConnect;
   }
 
   policy::CallScope scope{personaName, active->ability, active->entry, core::homeDir()};

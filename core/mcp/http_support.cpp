@@ -70,6 +70,12 @@ Result<net::Url> redirectTarget(const std::string& who, const std::string& serve
                 serverName);
   }
   auto target = net::resolveUrl(from, location);
+  if (!target && target.error().code == ErrorCode::kRefused) {
+    return fail(ErrorCode::kRefused,
+                who + " redirected to \"" + shown +
+                    "\", which is not an http or https URL; kaja does not follow it.",
+                serverName);
+  }
   if (!target) {
     return fail(ErrorCode::kProtocol,
                 who + " redirected to \"" + shown + "\", which is not a valid URL.", serverName);
@@ -110,9 +116,43 @@ Error requestError(const std::string& who, const std::string& serverName, std::s
 }
 
 std::chrono::milliseconds reconnectDelay(std::optional<std::chrono::milliseconds> retry,
-                                         std::chrono::milliseconds fallback) {
-  if (!retry) return fallback;
-  return std::clamp(*retry, std::chrono::milliseconds(0), std::chrono::milliseconds(30000));
+                                         std::chrono::milliseconds fallback, int attempt) {
+  constexpr std::chrono::milliseconds kMax{30000};
+  auto delay = std::clamp(retry.value_or(fallback), kMinReconnectDelay, kMax);
+  // A server that drops the stream at once, again and again, is asked less and less often.
+  for (int i = 1; i < attempt && delay < kMax; ++i) delay = std::min(delay * 2, kMax);
+  return delay;
+}
+
+Result<void> checkEchoedHeader(const std::string& who, const std::string& serverName,
+                               std::string_view header, std::string_view value,
+                               std::size_t maxBytes) {
+  if (net::isVisibleAscii(value, maxBytes)) return {};
+  const std::string why = value.size() > maxBytes
+                              ? "is " + std::to_string(value.size()) + " bytes long"
+                              : "holds a space, a control character or a byte outside ASCII";
+  return fail(ErrorCode::kProtocol,
+              who + " sent an " + std::string(header) + " that " + why +
+                  ", which kaja does not send back (it must be 1 to " + std::to_string(maxBytes) +
+                  " visible ASCII characters).",
+              serverName);
+}
+
+Error replyFloodError(const std::string& who, const std::string& serverName, std::size_t waiting) {
+  return Error{ErrorCode::kProtocol,
+               who + " sent requests faster than kaja could answer them (" +
+                   std::to_string(waiting) + " answers were waiting); kaja closed the connection.",
+               serverName,
+               {}};
+}
+
+std::string SkipWarnings::next(const std::string& who, std::string_view data) {
+  if (given_ >= kMaxSkipWarnings) return {};
+  ++given_;
+  std::string warning =
+      who + " sent an event that is not JSON-RPC; kaja skipped it: \"" + clip(data, 120) + "\"";
+  if (given_ == kMaxSkipWarnings) warning += " (further ones are skipped without a warning)";
+  return warning;
 }
 
 bool failRequestAlone(const TransportHandlers& handlers, const std::optional<Message>& posted,

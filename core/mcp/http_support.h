@@ -31,11 +31,19 @@ struct HttpOptions {
   std::chrono::milliseconds streamIdleTimeout{std::chrono::minutes(5)};
   /// How long close() waits for the DELETE that ends the session (best effort).
   std::chrono::milliseconds closeTimeout{2000};
-  /// Reconnect delay when the server sent no `retry:`; a server's retry is capped at 30 s.
+  /// Reconnect delay when the server sent no `retry:`; a server's retry is held between
+  /// kMinReconnectDelay and 30 s, and doubles with each attempt that follows a failed one.
   std::chrono::milliseconds defaultRetry{1000};
   std::size_t maxBodyBytes = 16UL * 1024 * 1024;  ///< a larger JSON response is an error
   int maxRedirects = 3;                           ///< same-origin 307/308 followed per request (U7)
-  int maxResumeAttempts = 3;  ///< reconnects with Last-Event-ID for one dropped stream
+  /// Reconnects with Last-Event-ID for one dropped stream; for the GET stream, reconnects in
+  /// a row that each lasted less than kHealthyStream.
+  int maxResumeAttempts = 3;
+  /// Replies to the server's own requests (ping, roots/list, …) POSTed at once; more wait.
+  int maxRepliesInFlight = 4;
+  /// Replies that may wait behind those; a server that asks faster than kaja can answer
+  /// past this ends its connection, instead of growing kaja's queue and fds.
+  std::size_t maxRepliesWaiting = 64;
   bool openGetStream = true;  ///< Streamable HTTP: listen for server-initiated messages
   /// After notifications/initialized, later messages wait at most this long for the GET
   /// stream to open, so a server request sent on it right after the next call is not lost.
@@ -86,8 +94,42 @@ inline bool isRedirect(long status) {
 Error requestError(const std::string& who, const std::string& serverName, std::string_view method,
                    const net::Url& url, const Error& cause);
 
-/// Returns the reconnect delay for a stream: the server's `retry`, capped, or `fallback`.
+/// The shortest wait before reconnecting a stream, whatever `retry:` the server asked for.
+inline constexpr std::chrono::milliseconds kMinReconnectDelay{250};
+/// A GET stream that stayed open this long was healthy: its reconnect budget starts again.
+inline constexpr std::chrono::seconds kHealthyStream{10};
+/// The longest Mcp-Session-Id or MCP-Protocol-Version kaja sends back.
+inline constexpr std::size_t kMaxSessionIdBytes = 256;
+inline constexpr std::size_t kMaxVersionBytes = 64;
+
+/// Returns the reconnect delay for a stream's `attempt` (1 for the first): the server's
+/// `retry` or `fallback`, held between kMinReconnectDelay and 30 s, doubled for each
+/// attempt after the first (and still at most 30 s).
 std::chrono::milliseconds reconnectDelay(std::optional<std::chrono::milliseconds> retry,
-                                         std::chrono::milliseconds fallback);
+                                         std::chrono::milliseconds fallback, int attempt = 1);
+
+/// Checks a value a server sent that kaja will send back in header `header`: it must be 1
+/// to `maxBytes` visible ASCII characters. Returns kProtocol with one sentence that names
+/// the header, never the value, when it is not.
+Result<void> checkEchoedHeader(const std::string& who, const std::string& serverName,
+                               std::string_view header, std::string_view value,
+                               std::size_t maxBytes);
+
+/// Returns the Error that ends a connection whose server asked more than kaja answers:
+/// `waiting` replies were queued behind the ones in flight.
+Error replyFloodError(const std::string& who, const std::string& serverName, std::size_t waiting);
+
+/// Counts events that were not JSON-RPC and returns the warning to give for one more, or
+/// "" once kMaxSkipWarnings were given (the last of them says later ones are silent), so a
+/// flood of junk events cannot flood the output.
+class SkipWarnings {
+ public:
+  static constexpr int kMaxSkipWarnings = 3;
+  /// Returns the warning for an event with `data` from `who`, or "".
+  std::string next(const std::string& who, std::string_view data);
+
+ private:
+  int given_ = 0;
+};
 
 }  // namespace kaja::core::mcp

@@ -1,5 +1,6 @@
 #include "core/mcp/http_transport.h"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 
 #include "core/mcp/types.h"
@@ -12,6 +13,10 @@ namespace {
 std::string idKey(const Json& id) { return id.dump(); }
 
 const char* methodOf(bool get) { return get ? "GET" : "POST"; }
+
+// Messages of kaja's own that may wait for a renewed session or the GET stream; only a
+// server that floods requests meanwhile can reach it.
+constexpr std::size_t kMaxHeldMessages = 1024;
 
 }  // namespace
 
@@ -51,12 +56,24 @@ void HttpTransport::send(const Message& message) {
   if (const auto* request = std::get_if<Request>(&message);
       request && request->method == "initialize")
     initialize_ = *request;
+  if ((renewing_ || awaitingListen_) && held_.size() + beforeListen_.size() >= kMaxHeldMessages) {
+    fatal(Error{ErrorCode::kProtocol,
+                describe() + " sent more requests than kaja holds while it reconnects (" +
+                    std::to_string(kMaxHeldMessages) + "); kaja closed the connection.",
+                options_.serverName,
+                {}});
+    return;
+  }
   if (renewing_) {
     held_.push_back(message);
     return;
   }
   if (awaitingListen_) {
     beforeListen_.push_back(message);
+    return;
+  }
+  if (std::holds_alternative<Response>(message)) {
+    sendReply(message);
     return;
   }
   post(message, false);
@@ -79,11 +96,26 @@ void HttpTransport::releaseBeforeListen() {
   for (const auto& message : waiting) send(message);
 }
 
-void HttpTransport::post(Message message, bool afterRenewal) {
+HttpTransport::Exchange HttpTransport::newExchange(Kind kind) const {
   Exchange exchange;
-  exchange.kind = Kind::kPost;
+  exchange.kind = kind;
   exchange.url = url_;
+  exchange.sse = net::SseParser(options_.maxBodyBytes);
+  return exchange;
+}
+
+bool HttpTransport::acceptEchoed(std::string_view header, std::string_view value,
+                                 std::size_t maxBytes) {
+  auto checked = checkEchoedHeader(describe(), options_.serverName, header, value, maxBytes);
+  if (checked) return true;
+  fatal(checked.error());
+  return false;
+}
+
+void HttpTransport::post(Message message, bool afterRenewal) {
+  Exchange exchange = newExchange(Kind::kPost);
   exchange.afterRenewal = afterRenewal;
+  exchange.reply = std::holds_alternative<Response>(message);
   if (const auto* request = std::get_if<Request>(&message))
     exchange.waiting.insert(idKey(request->id));
   exchange.message = std::move(message);
@@ -96,6 +128,7 @@ std::uint64_t HttpTransport::launch(Exchange exchange) {
   exchange.body.clear();
   exchange.streaming = false;
   exchange.received = 0;
+  exchange.launched = std::chrono::steady_clock::now();
   const std::uint64_t key = nextKey_++;
   std::weak_ptr<HttpTransport> weak = weak_from_this();
   net::HttpHandlers handlers{[weak, key](const net::HttpHead& head) {
@@ -145,6 +178,8 @@ net::HttpRequest HttpTransport::buildRequest(const Exchange& exchange) const {
     case Kind::kDelete:
       request.method = "DELETE";
       request.timeout = options_.closeTimeout;
+      // However the server answers (an event stream that keeps talking), close() ends.
+      request.totalTimeout = options_.closeTimeout;
       break;
   }
   if (!exchange.sessionSent.empty())
@@ -166,7 +201,17 @@ void HttpTransport::onHead(std::uint64_t key, const net::HttpHead& head) {
   const bool initializing =
       exchange.kind == Kind::kReinit || (request != nullptr && request->method == "initialize");
   if (ok && initializing) {
-    if (auto id = head.header("mcp-session-id"); !id.empty()) sessionId_ = std::move(id);
+    if (auto id = head.header("mcp-session-id"); !id.empty()) {
+      if (!acceptEchoed("Mcp-Session-Id", id, kMaxSessionIdBytes)) return;
+      sessionId_ = std::move(id);
+    }
+  }
+  if (exchange.kind == Kind::kDelete) {
+    // The server has the DELETE; whatever body follows is of no use to a closing client.
+    worker_->cancel(exchange.transfer);
+    exchanges_.erase(it);
+    finishSoon();
+    return;
   }
   if (listenKey_ && key == *listenKey_) releaseBeforeListen();
 }
@@ -192,11 +237,14 @@ void HttpTransport::onBody(std::uint64_t key, std::string_view chunk) {
     if (event.type != "message" || event.data.empty()) continue;
     auto messages = parseMessages(event.data);
     if (!messages) {
-      if (handlers_.onWarning) {
-        handlers_.onWarning(describe() +
-                            " sent an event that is not JSON-RPC; kaja skipped it: \"" +
-                            clip(event.data, 120) + "\"");
+      it = exchanges_.find(key);
+      if (it != exchanges_.end() && it->second.kind == Kind::kPost && !it->second.waiting.empty()) {
+        // On a POST's own stream, an unreadable event stands where its answer should be.
+        unreadableAnswer(key, messages.error());
+        return;
       }
+      const std::string warning = skipWarnings_.next(describe(), event.data);
+      if (!warning.empty() && handlers_.onWarning) handlers_.onWarning(warning);
       continue;
     }
     for (auto& message : *messages) {
@@ -211,6 +259,23 @@ void HttpTransport::onBody(std::uint64_t key, std::string_view chunk) {
     worker_->cancel(it->second.transfer);
     exchanges_.erase(it);
   }
+}
+
+void HttpTransport::unreadableAnswer(std::uint64_t key, const Error& cause) {
+  const auto it = exchanges_.find(key);
+  if (it == exchanges_.end()) return;
+  Exchange exchange = std::move(it->second);
+  exchanges_.erase(it);
+  worker_->cancel(exchange.transfer);
+  std::string_view reason = cause.message;
+  if (reason.ends_with('.')) reason.remove_suffix(1);
+  Error error{ErrorCode::kProtocol,
+              describe() + " answered with an event that is not valid JSON-RPC (" +
+                  clip(reason, 160) + ").",
+              options_.serverName,
+              {}};
+  if (!failRequestAlone(handlers_, exchange.message, 0, error)) fatal(std::move(error));
+  if (exchange.reply) pumpReplies();
 }
 
 void HttpTransport::dispatch(Exchange& exchange, Message message) {
@@ -233,7 +298,9 @@ void HttpTransport::deliver(Message message) {
         response->result->is_object()) {
       const auto version = response->result->find("protocolVersion");
       if (version != response->result->end() && version->is_string()) {
-        protocolVersion_ = version->get<std::string>();
+        const auto& text = version->get_ref<const std::string&>();
+        if (!acceptEchoed("MCP-Protocol-Version", text, kMaxVersionBytes)) return;
+        protocolVersion_ = text;
       }
     }
   }
@@ -246,6 +313,12 @@ void HttpTransport::onDone(std::uint64_t key, Result<void> result) {
   Exchange exchange = std::move(it->second);
   exchanges_.erase(it);
   if (finished_) return;
+  const bool reply = exchange.reply;
+  settle(std::move(exchange), std::move(result));
+  if (reply) pumpReplies();
+}
+
+void HttpTransport::settle(Exchange exchange, Result<void> result) {
   if (exchange.kind == Kind::kDelete) {
     finishSoon();
     return;
@@ -324,10 +397,15 @@ void HttpTransport::completePost(Exchange exchange) {
   if (exchange.body.find_first_not_of(" \t\r\n") != std::string::npos) {
     auto messages = parseMessages(exchange.body);
     if (!messages) {
-      fatal(Error{ErrorCode::kProtocol,
+      Error error{ErrorCode::kProtocol,
                   describe() + " answered with a body that is not JSON-RPC: \"" +
                       clip(exchange.body, 120) + "\".",
-                  options_.serverName, messages.error().message});
+                  options_.serverName, messages.error().message};
+      // It answered one request (too deep, say): that request fails, the others go on.
+      if (exchange.kind != Kind::kPost ||
+          !failRequestAlone(handlers_, exchange.message, 0, error)) {
+        fatal(std::move(error));
+      }
       return;
     }
     for (auto& message : *messages) {
@@ -367,124 +445,6 @@ bool HttpTransport::deliverErrorBody(Exchange& exchange) {
   return true;
 }
 
-void HttpTransport::resume(const Exchange& exchange, const std::string& why) {
-  if (closing_ || failure_ || finished_) return;
-  if (exchange.sse.lastEventId().empty() || exchange.resumeAttempt >= options_.maxResumeAttempts) {
-    const std::string tried =
-        exchange.sse.lastEventId().empty()
-            ? ""
-            : " and " + std::to_string(exchange.resumeAttempt) + " attempts to resume it failed";
-    Error error{
-        ErrorCode::kConnect,
-        describe() + " dropped its response stream before answering (" + why + ")" + tried + ".",
-        options_.serverName,
-        {}};
-    // Only that request is lost; the others on the connection go on.
-    if (!failRequestAlone(handlers_, exchange.message, 0, error)) fatal(std::move(error));
-    return;
-  }
-  auto next = std::make_shared<Exchange>();
-  next->kind = Kind::kResume;
-  next->url = url_;
-  next->message = exchange.message;
-  next->afterRenewal = exchange.afterRenewal;
-  next->waiting = exchange.waiting;
-  next->resumeAttempt = exchange.resumeAttempt + 1;
-  next->sse.setLastEventId(exchange.sse.lastEventId());
-  ++resumptions_;
-  after(reconnectDelay(exchange.sse.retry(), options_.defaultRetry),
-        [this, next] { launch(std::move(*next)); });
-}
-
-void HttpTransport::sessionExpired(Exchange exchange) {
-  if (!exchange.message) return;
-  if (sessionId_ && exchange.sessionSent != *sessionId_ && !renewing_) {
-    // Sent with the old session before it was renewed: just send it again.
-    post(std::move(*exchange.message), true);
-    return;
-  }
-  if (exchange.afterRenewal || !initialize_) {
-    fatal(sessionExpiredError("the server answered HTTP 404 again after a new initialize"));
-    return;
-  }
-  held_.push_back(std::move(*exchange.message));
-  if (renewing_) return;
-  renewing_ = true;
-  ++renewals_;
-  sessionId_.reset();
-  if (listenKey_) {
-    if (const auto it = exchanges_.find(*listenKey_); it != exchanges_.end()) {
-      worker_->cancel(it->second.transfer);
-      exchanges_.erase(it);
-    }
-    listenKey_.reset();
-  }
-  Exchange renew;
-  renew.kind = Kind::kReinit;
-  renew.url = url_;
-  renew.message = *initialize_;
-  renew.waiting.insert(idKey(initialize_->id));
-  launch(std::move(renew));
-}
-
-void HttpTransport::onRenewed(const Response& response) {
-  if (!response.result || response.error) {
-    fatal(sessionExpiredError("the server refused a new initialize: " +
-                              clip(response.error ? response.error->message : "no result", 120)));
-    return;
-  }
-  if (const auto version = response.result->find("protocolVersion");
-      response.result->is_object() && version != response.result->end() && version->is_string()) {
-    protocolVersion_ = version->get<std::string>();
-  }
-  Exchange notice;
-  notice.kind = Kind::kReinitNotice;
-  notice.url = url_;
-  notice.message = Notification{"notifications/initialized", Json()};
-  launch(std::move(notice));
-}
-
-void HttpTransport::finishRenewal() {
-  renewing_ = false;
-  auto held = std::move(held_);
-  held_.clear();
-  for (auto& message : held) post(std::move(message), true);
-  openListenStream("", 0);
-}
-
-void HttpTransport::openListenStream(std::string lastEventId, int attempt) {
-  if (!options_.openGetStream || closing_ || failure_ || finished_ || renewing_ || listenKey_)
-    return;
-  Exchange listen;
-  listen.kind = Kind::kListen;
-  listen.url = url_;
-  listen.resumeAttempt = attempt;
-  listen.sse.setLastEventId(std::move(lastEventId));
-  listenKey_ = launch(std::move(listen));
-}
-
-void HttpTransport::completeListen(const Exchange& exchange, const Result<void>& result) {
-  listenKey_.reset();
-  releaseBeforeListen();
-  if (closing_ || failure_ || renewing_) return;
-  const long status = exchange.head.status;
-  if (result && status == 405) return;  // the server sends nothing unasked
-  const bool dropped = exchange.streaming;
-  if (!dropped) {
-    if (handlers_.onWarning) {
-      handlers_.onWarning(describe() + " did not open its event stream (" +
-                          (result ? "HTTP " + std::to_string(status) : result.error().message) +
-                          "); messages it starts itself will not arrive.");
-    }
-    return;
-  }
-  const int attempt = exchange.received > 0 ? 0 : exchange.resumeAttempt + 1;
-  if (attempt > options_.maxResumeAttempts) return;
-  auto lastId = std::make_shared<std::string>(exchange.sse.lastEventId());
-  after(reconnectDelay(exchange.sse.retry(), options_.defaultRetry),
-        [this, lastId, attempt] { openListenStream(*lastId, attempt); });
-}
-
 void HttpTransport::after(std::chrono::milliseconds delay, std::function<void()> work) {
   auto timer = std::make_shared<asio::steady_timer>(io_, delay);
   timers_.push_back(timer);
@@ -506,6 +466,7 @@ void HttpTransport::cancelAll() {
   held_.clear();
   awaitingListen_ = false;
   beforeListen_.clear();
+  replies_.clear();
 }
 
 void HttpTransport::close() {
@@ -514,10 +475,12 @@ void HttpTransport::close() {
   cancelAll();
   if (started_ && sessionId_ && !failure_) {
     // Best effort: the server may free the session now instead of at its own timeout.
-    Exchange end;
-    end.kind = Kind::kDelete;
-    end.url = url_;
-    launch(std::move(end));
+    launch(newExchange(Kind::kDelete));
+    // The worker's hard limit ends the DELETE; this ends close() even if it never reports.
+    closeTimer_ = std::make_unique<asio::steady_timer>(io_, options_.closeTimeout);
+    closeTimer_->async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+      if (auto self = weak.lock(); self && !ec) self->finishSoon();
+    });
     return;
   }
   finishSoon();
@@ -540,13 +503,8 @@ void HttpTransport::finish() {
   if (finished_) return;
   finished_ = true;
   cancelAll();
+  if (closeTimer_) closeTimer_->cancel();
   handlers_.endWith(failure_ ? *failure_ : closedError(describe(), options_.serverName));
-}
-
-Error HttpTransport::sessionExpiredError(const std::string& why) const {
-  return Error{ErrorCode::kConnect,
-               describe() + "'s session expired and kaja could not renew it (" + why + ").",
-               options_.serverName, std::string(kSessionExpiredDetail)};
 }
 
 }  // namespace kaja::core::mcp

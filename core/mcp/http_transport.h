@@ -43,15 +43,24 @@ bool isSessionExpired(const Error& error);
 ///   makes it replay the Client's initialize request (swallowing the answer), send
 ///   notifications/initialized and retry the failed messages once; a second 404 ends the
 ///   connection with an error whose detail is kSessionExpiredDetail;
+/// - checks every value it sends back (Mcp-Session-Id, MCP-Protocol-Version, event ids):
+///   a control character, a space or an overlong value ends the connection;
 /// - resumes a dropped event stream with GET and Last-Event-ID after the server's
-///   `retry:` delay, while requests on it are unanswered;
+///   `retry:` delay (never under kMinReconnectDelay, doubling with each attempt), while
+///   requests on it are unanswered;
+/// - POSTs at most maxRepliesInFlight replies to the server's requests at once, queues
+///   maxRepliesWaiting more, and ends the connection past that;
 /// - opens the optional GET stream for server-initiated messages after initialization
 ///   (405 means the server offers none);
 /// - probes the URL with a trailing slash once when the very first POST gets 404;
 /// - follows only same-origin 307/308 redirects (at most maxRedirects);
 /// - turns 401/403 into "key missing or wrong" (kConnect), 5xx into an error with the
 ///   status and an excerpt of the body, a stall into kTimeout within `timeout`;
-/// - DELETEs the session on close(), waiting at most closeTimeout.
+/// - DELETEs the session on close(), waiting at most closeTimeout however the server
+///   answers.
+///
+/// Every body goes through parseMessages before anything else reads it, and a reader that
+/// falls behind pauses the transfer (HttpWorker), so no stream can grow kaja without bound.
 ///
 /// Any failed POST ends the whole connection (onClosed), as the Transport contract asks.
 /// Every connection goes through the address guard (see HttpWorker). Header values are
@@ -108,20 +117,29 @@ class HttpTransport final : public Transport, public std::enable_shared_from_thi
     std::string body;
     net::SseParser sse;
     std::set<std::string> waiting;  // ids (as JSON text) of requests not yet answered
+    bool reply = false;             // carries a Response to a request of the server's
+    std::chrono::steady_clock::time_point launched;
   };
 
   HttpTransport(boost::asio::io_context& io, net::Url url, RemotePlan plan, HttpOptions options);
 
+  Exchange newExchange(Kind kind) const;
   void post(Message message, bool afterRenewal);
+  void sendReply(const Message& message);
+  void pumpReplies();
+  [[nodiscard]] std::size_t repliesInFlight() const;
+  bool acceptEchoed(std::string_view header, std::string_view value, std::size_t maxBytes);
   std::uint64_t launch(Exchange exchange);
   net::HttpRequest buildRequest(const Exchange& exchange) const;
   void onHead(std::uint64_t key, const net::HttpHead& head);
   void onBody(std::uint64_t key, std::string_view chunk);
   void onDone(std::uint64_t key, Result<void> result);
+  void settle(Exchange exchange, Result<void> result);
   void completePost(Exchange exchange);
   bool deliverErrorBody(Exchange& exchange);
   void completeListen(const Exchange& exchange, const Result<void>& result);
   void dispatch(Exchange& exchange, Message message);
+  void unreadableAnswer(std::uint64_t key, const Error& cause);
   void finishRenewal();
   void releaseBeforeListen();
   void deliver(Message message);
@@ -145,6 +163,9 @@ class HttpTransport final : public Transport, public std::enable_shared_from_thi
   std::map<std::uint64_t, Exchange> exchanges_;
   std::uint64_t nextKey_ = 1;
   std::vector<std::shared_ptr<boost::asio::steady_timer>> timers_;
+  std::unique_ptr<boost::asio::steady_timer> closeTimer_;
+  std::deque<Message> replies_;  // replies waiting for a free slot
+  SkipWarnings skipWarnings_;
 
   std::optional<std::string> sessionId_;
   std::string protocolVersion_;

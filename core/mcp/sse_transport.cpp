@@ -1,5 +1,6 @@
 #include "core/mcp/sse_transport.h"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 
 namespace kaja::core::mcp {
@@ -42,12 +43,43 @@ void SseTransport::send(const Message& message) {
     queued_.push_back(message);
     return;
   }
+  if (std::holds_alternative<Response>(message)) {
+    sendReply(message);
+    return;
+  }
   post(message);
+}
+
+void SseTransport::sendReply(const Message& message) {
+  if (repliesInFlight() < static_cast<std::size_t>(std::max(1, options_.maxRepliesInFlight))) {
+    post(message);
+    return;
+  }
+  if (replies_.size() >= options_.maxRepliesWaiting) {
+    fatal(replyFloodError(describe(), options_.serverName, options_.maxRepliesWaiting));
+    return;
+  }
+  replies_.push_back(message);
+}
+
+std::size_t SseTransport::repliesInFlight() const {
+  return static_cast<std::size_t>(std::count_if(
+      exchanges_.begin(), exchanges_.end(), [](const auto& entry) { return entry.second.reply; }));
+}
+
+void SseTransport::pumpReplies() {
+  const auto limit = static_cast<std::size_t>(std::max(1, options_.maxRepliesInFlight));
+  while (!replies_.empty() && !finished_ && !closing_ && !failure_ && repliesInFlight() < limit) {
+    Message next = std::move(replies_.front());
+    replies_.pop_front();
+    post(std::move(next));
+  }
 }
 
 void SseTransport::post(Message message) {
   Exchange exchange;
   exchange.url = *endpoint_;
+  exchange.reply = std::holds_alternative<Response>(message);
   exchange.message = std::move(message);
   launch(std::move(exchange));
 }
@@ -112,6 +144,18 @@ void SseTransport::onBody(std::uint64_t key, std::string_view chunk) {
     if (it->second.body.size() < options_.maxBodyBytes) it->second.body.append(chunk);
     return;
   }
+  if (!endpoint_) {
+    streamBytes_ += chunk.size();
+    if (streamBytes_ > kMaxBytesBeforeEndpoint) {
+      fatal(Error{ErrorCode::kProtocol,
+                  describe() + " sent more than " + std::to_string(kMaxBytesBeforeEndpoint / 1024) +
+                      " KB on its event stream without announcing an endpoint; it may not be a "
+                      "legacy SSE server (transport = \"http\").",
+                  options_.serverName,
+                  {}});
+      return;
+    }
+  }
   auto events = sse_.feed(chunk);
   if (!events) {
     fatal(streamFormatError(describe(), options_.serverName, events.error()));
@@ -131,10 +175,8 @@ void SseTransport::onEvent(const net::SseEvent& event) {
   if (event.type != "message" || event.data.empty()) return;
   auto messages = parseMessages(event.data);
   if (!messages) {
-    if (handlers_.onWarning) {
-      handlers_.onWarning(describe() + " sent an event that is not JSON-RPC; kaja skipped it: \"" +
-                          clip(event.data, 120) + "\"");
-    }
+    const std::string warning = skipWarnings_.next(describe(), event.data);
+    if (!warning.empty() && handlers_.onWarning) handlers_.onWarning(warning);
     return;
   }
   for (auto& message : *messages) {
@@ -146,6 +188,14 @@ void SseTransport::onEvent(const net::SseEvent& event) {
 void SseTransport::onEndpoint(const std::string& data) {
   if (endpoint_) return;  // only the first one counts
   auto target = net::resolveUrl(url_, data);
+  if (!target && target.error().code == ErrorCode::kRefused) {
+    fatal(Error{ErrorCode::kRefused,
+                describe() + " announced an endpoint that is not an http or https URL (\"" +
+                    clip(data, 120) + "\"), which kaja does not post to.",
+                options_.serverName,
+                {}});
+    return;
+  }
   if (!target) {
     fatal(
         Error{ErrorCode::kProtocol,
@@ -174,6 +224,12 @@ void SseTransport::onDone(std::uint64_t key, Result<void> result) {
   Exchange exchange = std::move(it->second);
   exchanges_.erase(it);
   if (finished_ || closing_ || failure_) return;
+  const bool reply = exchange.reply;
+  settle(std::move(exchange), std::move(result));
+  if (reply) pumpReplies();
+}
+
+void SseTransport::settle(Exchange exchange, Result<void> result) {
   const char* method = exchange.stream ? "GET" : "POST";
   if (!result) {
     if (exchange.streaming) {
@@ -218,11 +274,22 @@ void SseTransport::onDone(std::uint64_t key, Result<void> result) {
   // Servers answer 202; one that answers inline with JSON is served too.
   if (exchange.head.contentType == "application/json" &&
       exchange.body.find_first_not_of(" \t\r\n") != std::string::npos) {
-    if (auto messages = parseMessages(exchange.body)) {
-      for (auto& message : *messages) {
-        if (finished_ || closing_ || failure_) return;
-        if (handlers_.onMessage) handlers_.onMessage(std::move(message));
+    auto messages = parseMessages(exchange.body);
+    if (!messages) {
+      Error error{ErrorCode::kProtocol,
+                  describe() + " answered with a body that is not JSON-RPC: \"" +
+                      clip(exchange.body, 120) + "\".",
+                  options_.serverName, messages.error().message};
+      // A request fails at once; any other answer is only noted, as before.
+      if (!failRequestAlone(handlers_, exchange.message, 0, error)) {
+        const std::string warning = skipWarnings_.next(describe(), exchange.body);
+        if (!warning.empty() && handlers_.onWarning) handlers_.onWarning(warning);
       }
+      return;
+    }
+    for (auto& message : *messages) {
+      if (finished_ || closing_ || failure_) return;
+      if (handlers_.onMessage) handlers_.onMessage(std::move(message));
     }
   }
 }
@@ -243,6 +310,7 @@ void SseTransport::finishSoon() {
   for (const auto& [key, exchange] : exchanges_) worker_->cancel(exchange.transfer);
   exchanges_.clear();
   queued_.clear();
+  replies_.clear();
   if (finishPosted_) return;
   finishPosted_ = true;
   asio::post(io_, [self = shared_from_this()] { self->finish(); });

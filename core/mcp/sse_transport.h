@@ -24,10 +24,15 @@ namespace kaja::core::mcp {
 /// (resolved against the stream's URL) must be same-origin. Messages sent before it are
 /// queued; afterwards each is POSTed there, and every answer arrives on the stream as a
 /// `message` event. The stream ending ends the connection; it is not resumed, because a
-/// new stream means a new session. Redirects, status errors and the address guard work
-/// as in HttpTransport (same HttpOptions; openGetStream and resumption do not apply).
+/// new stream means a new session. Redirects, status errors, the address guard and the
+/// limit on replies in flight work as in HttpTransport (same HttpOptions; openGetStream
+/// and resumption do not apply). A stream that sends more than kMaxBytesBeforeEndpoint
+/// before its endpoint ends the connection, as does an endpoint on another origin.
 class SseTransport final : public Transport, public std::enable_shared_from_this<SseTransport> {
  public:
+  /// What a stream may send before its `endpoint` event (servers send it first).
+  static constexpr std::size_t kMaxBytesBeforeEndpoint = 64UL * 1024;
+
   /// Checks `plan.url` and returns a transport that has not connected yet. Returns
   /// kInvalidConfig for a URL that is not absolute http(s).
   static Result<std::shared_ptr<SseTransport>> create(boost::asio::io_context& io,
@@ -57,6 +62,7 @@ class SseTransport final : public Transport, public std::enable_shared_from_this
     net::HttpHead head;
     bool streaming = false;
     std::string body;
+    bool reply = false;  // carries a Response to a request of the server's
   };
 
   SseTransport(boost::asio::io_context& io, net::Url url, RemotePlan plan, HttpOptions options);
@@ -65,9 +71,13 @@ class SseTransport final : public Transport, public std::enable_shared_from_this
   void onHead(std::uint64_t key, const net::HttpHead& head);
   void onBody(std::uint64_t key, std::string_view chunk);
   void onDone(std::uint64_t key, Result<void> result);
+  void settle(Exchange exchange, Result<void> result);
   void onEvent(const net::SseEvent& event);
   void onEndpoint(const std::string& data);
   void post(Message message);
+  void sendReply(const Message& message);
+  void pumpReplies();
+  [[nodiscard]] std::size_t repliesInFlight() const;
   void fatal(Error error);
   void finishSoon();
   void finish();
@@ -82,7 +92,10 @@ class SseTransport final : public Transport, public std::enable_shared_from_this
   std::uint64_t nextKey_ = 1;
   net::SseParser sse_;
   std::optional<net::Url> endpoint_;
-  std::deque<Message> queued_;  // sent before the endpoint was known
+  std::deque<Message> queued_;   // sent before the endpoint was known
+  std::deque<Message> replies_;  // replies waiting for a free slot
+  std::size_t streamBytes_ = 0;  // received on the event stream, counted until the endpoint
+  SkipWarnings skipWarnings_;
 
   bool started_ = false;
   bool closing_ = false;

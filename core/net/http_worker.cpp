@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/asio/post.hpp>
 #include <cstring>
 #include <mutex>
@@ -41,12 +42,34 @@ std::string seconds(std::chrono::milliseconds duration) {
   return std::to_string(duration.count()) + " ms";
 }
 
+// Once this little is still waiting for the reader, a paused transfer resumes.
+constexpr std::size_t kResumeBelowBytes = kMaxQueuedBodyBytes / 4;
+
+// Returns the name of the first header that holds a control character, or "".
+std::string unsafeHeader(const std::vector<std::pair<std::string, std::string>>& headers) {
+  const auto control = [](std::string_view text) {
+    return std::any_of(text.begin(), text.end(),
+                       [](unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f; });
+  };
+  for (const auto& [name, value] : headers) {
+    if (name.empty() || control(name) || name.find(':') != std::string::npos || control(value))
+      return name.empty() ? "(unnamed)" : name;
+  }
+  return {};
+}
+
 void initCurlOnce() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
 }  // namespace
+
+bool isVisibleAscii(std::string_view value, std::size_t maxBytes) {
+  return !value.empty() && value.size() <= maxBytes &&
+         std::all_of(value.begin(), value.end(),
+                     [](unsigned char c) { return c >= 0x21 && c <= 0x7e; });
+}
 
 std::string HttpHead::header(std::string_view name) const {
   for (const auto& [key, value] : headers) {
@@ -60,6 +83,14 @@ std::string HttpHead::header(std::string_view name) const {
 struct HttpWorker::Delivery {
   std::map<std::uint64_t, HttpHandlers> handlers;
   bool alive = true;
+  Thread* thread = nullptr;  // valid while alive
+};
+
+// Body bytes of one transfer posted to the io_context and not yet handed to onBody.
+// Shared by the worker thread (adds, pauses) and the io_context thread (drains, resumes).
+struct BodyFlow {
+  std::atomic<std::size_t> queued{0};
+  std::atomic<bool> paused{false};
 };
 
 // The curl side: everything here belongs to the worker thread except `commands`.
@@ -78,6 +109,8 @@ struct HttpWorker::Thread {
     bool tooLarge = false;
     std::size_t bodyBytes = 0;
     std::optional<Clock::time_point> deadline;
+    std::optional<Clock::time_point> hardDeadline;
+    std::shared_ptr<BodyFlow> flow = std::make_shared<BodyFlow>();
     char errorBuffer[CURL_ERROR_SIZE] = {};
 
     ~Transfer() {
@@ -87,8 +120,10 @@ struct HttpWorker::Thread {
     }
   };
   struct Command {
+    enum class Kind { kStart, kCancel, kResume };
+    Kind kind = Kind::kStart;
     std::uint64_t id = 0;
-    std::optional<HttpRequest> request;  // absent: cancel
+    std::optional<HttpRequest> request;  // for kStart
   };
 
   asio::io_context& io;
@@ -145,12 +180,19 @@ struct HttpWorker::Thread {
     });
   }
 
-  void postBody(std::uint64_t id, std::string chunk) {
-    post([id, chunk = std::move(chunk)](Delivery& d) {
+  void postBody(std::uint64_t id, std::string chunk, std::shared_ptr<BodyFlow> flow) {
+    post([id, chunk = std::move(chunk), flow = std::move(flow)](Delivery& d) {
       const auto it = d.handlers.find(id);
-      if (it == d.handlers.end() || !it->second.onBody) return;
-      auto callback = it->second.onBody;
-      callback(chunk);
+      if (it != d.handlers.end() && it->second.onBody) {
+        auto callback = it->second.onBody;
+        callback(chunk);
+      }
+      // The reader caught up: let curl read the socket again.
+      const std::size_t left = flow->queued.fetch_sub(chunk.size()) - chunk.size();
+      if (left <= kResumeBelowBytes && flow->paused.exchange(false) && d.alive &&
+          d.thread != nullptr) {
+        d.thread->push(Command{Command::Kind::kResume, id, std::nullopt});
+      }
     });
   }
 
@@ -173,10 +215,16 @@ struct HttpWorker::Thread {
         pending.swap(commands);
       }
       for (auto& command : pending) {
-        if (command.request) {
-          begin(command.id, std::move(*command.request));
-        } else {
-          drop(command.id);
+        switch (command.kind) {
+          case Command::Kind::kStart:
+            begin(command.id, std::move(*command.request));
+            break;
+          case Command::Kind::kCancel:
+            drop(command.id);
+            break;
+          case Command::Kind::kResume:
+            resume(command.id);
+            break;
         }
       }
       int running = 0;
@@ -185,6 +233,17 @@ struct HttpWorker::Thread {
       enforceDeadlines();
       curl_multi_poll(multi, nullptr, 0, static_cast<int>(kMaxPoll.count()), nullptr);
     }
+  }
+
+  void resume(std::uint64_t id) {
+    const auto it = transfers.find(id);
+    if (it == transfers.end()) return;
+    Transfer& t = *it->second;
+    // Paused by kaja, not silent: the idle limit starts again now.
+    if (t.stream && t.request.streamIdleTimeout.count() > 0) {
+      t.deadline = Clock::now() + t.request.streamIdleTimeout;
+    }
+    curl_easy_pause(t.easy, CURLPAUSE_CONT);
   }
 
   void drop(std::uint64_t id) {
@@ -231,12 +290,18 @@ struct HttpWorker::Thread {
     const auto now = Clock::now();
     std::vector<std::uint64_t> expired;
     for (const auto& [id, transfer] : transfers) {
-      if (transfer->deadline && now >= *transfer->deadline) expired.push_back(id);
+      const bool waitingForKaja = transfer->stream && transfer->flow->paused.load();
+      if ((transfer->deadline && now >= *transfer->deadline && !waitingForKaja) ||
+          (transfer->hardDeadline && now >= *transfer->hardDeadline)) {
+        expired.push_back(id);
+      }
     }
     for (const std::uint64_t id : expired) {
       const Transfer& transfer = *transfers.at(id);
       std::string reason;
-      if (transfer.stream) {
+      if (transfer.hardDeadline && now >= *transfer.hardDeadline) {
+        reason = "it did not finish within " + seconds(transfer.request.totalTimeout);
+      } else if (transfer.stream) {
         reason = "its event stream was silent for " + seconds(transfer.request.streamIdleTimeout);
       } else if (transfer.headDone) {
         reason = "the response body did not finish within " + seconds(transfer.request.timeout);
@@ -262,6 +327,13 @@ struct HttpWorker::Thread {
       postDone(id, std::unexpected(pin->second.error()));
       return;
     }
+    if (const std::string bad = unsafeHeader(request.headers); !bad.empty()) {
+      // The last line against header injection, whatever put the value there.
+      postDone(id,
+               fail(ErrorCode::kRefused, "kaja refused to send the header \"" + bad.substr(0, 60) +
+                                             "\" because it holds a control character."));
+      return;
+    }
     auto transfer = std::make_unique<Transfer>();
     transfer->id = id;
     transfer->owner = this;
@@ -275,6 +347,9 @@ struct HttpWorker::Thread {
     configure(*transfer, pin->second->curlResolveEntry());
     if (transfer->request.timeout.count() > 0) {
       transfer->deadline = Clock::now() + transfer->request.timeout;
+    }
+    if (transfer->request.totalTimeout.count() > 0) {
+      transfer->hardDeadline = Clock::now() + transfer->request.totalTimeout;
     }
     if (curl_multi_add_handle(multi, transfer->easy) != CURLM_OK) {
       postDone(id, fail(ErrorCode::kInternal, "curl_multi_add_handle() failed"));
@@ -379,20 +454,32 @@ struct HttpWorker::Thread {
       t->tooLarge = true;
       return 0;
     }
+    if (t->flow->queued.load() >= kMaxQueuedBodyBytes) {
+      // The reader is behind: curl keeps this chunk and stops reading the socket until
+      // the io_context drains what waits (the server then blocks on a full window).
+      t->flow->paused.store(true);
+      if (t->flow->queued.load() > kResumeBelowBytes || !t->flow->paused.exchange(false)) {
+        return CURL_WRITEFUNC_PAUSE;
+      }
+    }
     if (t->stream && t->request.streamIdleTimeout.count() > 0) {
       t->deadline = Clock::now() + t->request.streamIdleTimeout;
     }
-    t->owner->postBody(t->id, std::string(data, bytes));
+    t->flow->queued.fetch_add(bytes);
+    t->owner->postBody(t->id, std::string(data, bytes), t->flow);
     return bytes;
   }
 };
 
 HttpWorker::HttpWorker(asio::io_context& io, AddressPolicy policy)
     : delivery_(std::make_shared<Delivery>()),
-      thread_(std::make_unique<Thread>(io, policy, delivery_)) {}
+      thread_(std::make_unique<Thread>(io, policy, delivery_)) {
+  delivery_->thread = thread_.get();
+}
 
 HttpWorker::~HttpWorker() {
   delivery_->alive = false;
+  delivery_->thread = nullptr;
   delivery_->handlers.clear();
   thread_.reset();
 }
@@ -400,13 +487,13 @@ HttpWorker::~HttpWorker() {
 std::uint64_t HttpWorker::start(HttpRequest request, HttpHandlers handlers) {
   const std::uint64_t id = nextId_++;
   delivery_->handlers.emplace(id, std::move(handlers));
-  thread_->push(Thread::Command{id, std::move(request)});
+  thread_->push(Thread::Command{Thread::Command::Kind::kStart, id, std::move(request)});
   return id;
 }
 
 void HttpWorker::cancel(std::uint64_t id) {
   if (delivery_->handlers.erase(id) == 0) return;
-  thread_->push(Thread::Command{id, std::nullopt});
+  thread_->push(Thread::Command{Thread::Command::Kind::kCancel, id, std::nullopt});
 }
 
 bool HttpWorker::isActive(std::uint64_t id) const { return delivery_->handlers.contains(id); }

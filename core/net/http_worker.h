@@ -30,9 +30,21 @@ struct HttpRequest {
   /// Once the response turns out to be text/event-stream, `timeout` no longer applies and
   /// the stream instead fails after this long without a byte; 0 means it may stay silent.
   std::chrono::milliseconds streamIdleTimeout{0};
+  /// A hard limit on the whole request, event stream or not, that no byte received
+  /// extends; 0 means none. Closing requests use it so a server cannot hold them open.
+  std::chrono::milliseconds totalTimeout{0};
   /// A larger body that is not an event stream fails the request.
   std::size_t maxBodyBytes = 16UL * 1024 * 1024;
 };
+
+/// How many body bytes of one request may wait for the io_context before the transfer is
+/// paused (curl stops reading the socket); it resumes once the reader is below a quarter.
+inline constexpr std::size_t kMaxQueuedBodyBytes = 1024UL * 1024;
+
+/// Returns true when `value` may be sent as an HTTP header value that came from a server:
+/// 1 to `maxBytes` visible ASCII characters (0x21 to 0x7E), so no control character, space
+/// or line break can reach a request line.
+bool isVisibleAscii(std::string_view value, std::size_t maxBytes);
 
 /// The status line and headers of a response.
 struct HttpHead {
@@ -48,6 +60,8 @@ struct HttpHead {
 
 /// What a request reports. All run on the io_context thread, in order: onHead once (not
 /// when the request fails before headers), onBody per chunk, then onDone exactly once.
+/// A reader that falls behind pauses the transfer: at most kMaxQueuedBodyBytes of body wait
+/// for onBody at any time, whatever the server sends.
 struct HttpHandlers {
   std::function<void(const HttpHead&)> onHead;
   std::function<void(std::string_view chunk)> onBody;
@@ -69,7 +83,8 @@ struct HttpHandlers {
 /// once per host:port, curl is pinned to the checked address with CURLOPT_RESOLVE, and
 /// its socket callback refuses any other address, so DNS rebinding cannot switch it.
 /// Proxies from the environment are ignored, redirects are never followed by curl, and
-/// only http and https are allowed. Sockets are O_CLOEXEC.
+/// only http and https are allowed. Sockets are O_CLOEXEC. A header holding a control
+/// character is never sent: the request fails with kRefused naming the header.
 ///
 /// Use start() and cancel() from the io_context's thread only.
 class HttpWorker {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/net/http_worker.h"
+
 namespace kaja::core::net {
 
 Result<std::vector<SseEvent>> SseParser::feed(std::string_view chunk) {
@@ -15,11 +17,16 @@ Result<std::vector<SseEvent>> SseParser::feed(std::string_view chunk) {
       skipLf_ = c == '\r';
       processLine(line_, events);
       line_.clear();
-      if (data_.size() > maxEventBytes_) break;
+      if (data_.size() > maxEventBytes_ || badId_) break;
       continue;
     }
     line_.push_back(c);
     if (line_.size() > maxEventBytes_) break;
+  }
+  if (badId_) {
+    return fail(ErrorCode::kProtocol,
+                "it sent an event id that kaja cannot send back (an id must be 1 to " +
+                    std::to_string(kMaxIdBytes) + " visible ASCII characters)");
   }
   if (line_.size() > maxEventBytes_ || data_.size() > maxEventBytes_) {
     return fail(ErrorCode::kProtocol, "it sent an event larger than " +
@@ -52,7 +59,13 @@ void SseParser::processLine(std::string_view line, std::vector<SseEvent>& out) {
   } else if (field == "event") {
     type_ = std::string(value);
   } else if (field == "id") {
-    if (value.find('\0') == std::string_view::npos) lastEventId_ = std::string(value);
+    // The spec ignores an id holding NUL; an empty one forgets the last.
+    if (value.find('\0') != std::string_view::npos) return;
+    if (!value.empty() && !isVisibleAscii(value, kMaxIdBytes)) {
+      badId_ = true;
+      return;
+    }
+    lastEventId_ = std::string(value);
   } else if (field == "retry") {
     if (!value.empty() && value.size() < 10 &&
         std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {

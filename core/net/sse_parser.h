@@ -23,13 +23,18 @@ struct SseEvent {
 /// server's `retry:` delay for reconnecting.
 class SseParser {
  public:
+  /// The longest event id kept; ids are sent back as Last-Event-ID.
+  static constexpr std::size_t kMaxIdBytes = 256;
+
   /// An event (or a line) over `maxEventBytes` is an error, so a hostile stream cannot
   /// grow memory without bound.
   explicit SseParser(std::size_t maxEventBytes = 16UL * 1024 * 1024)
       : maxEventBytes_(maxEventBytes) {}
 
-  /// Consumes `chunk`; returns the events it completed, or kProtocol when an event is
-  /// too large.
+  /// Consumes `chunk`; returns the events it completed, or kProtocol (a clause: "it sent
+  /// …") when an event or a line is too large or an event id could not be sent back as
+  /// a header (anything but 1 to kMaxIdBytes visible ASCII characters). After an error
+  /// the parser is spent.
   Result<std::vector<SseEvent>> feed(std::string_view chunk);
 
   /// Returns the last `id:` seen ("" when none), for Last-Event-ID.
@@ -50,6 +55,7 @@ class SseParser {
   std::string type_;
   std::string lastEventId_;
   std::optional<std::chrono::milliseconds> retry_;
+  bool badId_ = false;
 };
 
 }  // namespace kaja::core::net

@@ -18,14 +18,16 @@ std::string part(CURLU* handle, CURLUPart which, unsigned flags = 0) {
   return out;
 }
 
-Result<Url> fromHandle(CURLU* handle, std::string_view original) {
+// `schemeCode` is the code for a scheme other than http(s): kInvalidConfig for a URL the
+// user wrote, kRefused for one a server sent.
+Result<Url> fromHandle(CURLU* handle, std::string_view original, ErrorCode schemeCode) {
   Url url;
   url.scheme = part(handle, CURLUPART_SCHEME);
   std::transform(url.scheme.begin(), url.scheme.end(), url.scheme.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (url.scheme != "http" && url.scheme != "https") {
-    return fail(ErrorCode::kInvalidConfig, "The URL \"" + std::string(original.substr(0, 200)) +
-                                               "\" is not an http or https URL.");
+    return fail(schemeCode, "The URL \"" + std::string(original.substr(0, 200)) +
+                                "\" is not an http or https URL.");
   }
   url.host = part(handle, CURLUPART_HOST);
   if (url.host.empty()) {
@@ -67,7 +69,7 @@ Result<Url> parseUrl(std::string_view text) {
     return fail(ErrorCode::kInvalidConfig,
                 "The URL \"" + copy.substr(0, 200) + "\" is not a valid absolute URL.");
   }
-  return fromHandle(handle.get(), text);
+  return fromHandle(handle.get(), text, ErrorCode::kInvalidConfig);
 }
 
 Result<Url> resolveUrl(const Url& base, std::string_view reference) {
@@ -80,7 +82,7 @@ Result<Url> resolveUrl(const Url& base, std::string_view reference) {
         ErrorCode::kProtocol,
         "\"" + copy.substr(0, 200) + "\" is not a valid URL relative to " + base.origin() + ".");
   }
-  return fromHandle(handle.get(), reference);
+  return fromHandle(handle.get(), reference, ErrorCode::kRefused);
 }
 
 bool sameOrigin(const Url& a, const Url& b) {

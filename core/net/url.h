@@ -26,6 +26,8 @@ struct Url {
 Result<Url> parseUrl(std::string_view text);
 
 /// Resolves `reference` (absolute, or relative like "/messages?session=1") against `base`.
+/// A reference with another scheme (file:, ftp:, gopher:) fails with kRefused, since it
+/// comes from a server and kaja never goes there; one that is not a URL with kProtocol.
 Result<Url> resolveUrl(const Url& base, std::string_view reference);
 
 /// Returns true when `a` and `b` have the same scheme, host and port.

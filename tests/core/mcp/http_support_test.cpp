@@ -50,5 +50,52 @@ TEST(HttpSupportTest, OnlyARequestAfterTheSessionIsUpFailsAlone) {
   EXPECT_EQ(failed, (std::vector<std::string>{"7", "7"}));
 }
 
+TEST(HttpSupportTest, ReconnectsHaveAFloorACapAndBackOff) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(reconnectDelay(milliseconds(0), milliseconds(1000)), kMinReconnectDelay);
+  EXPECT_EQ(reconnectDelay(std::nullopt, milliseconds(1)), kMinReconnectDelay);
+  EXPECT_EQ(reconnectDelay(milliseconds(500), milliseconds(1000)), milliseconds(500));
+  EXPECT_EQ(reconnectDelay(std::nullopt, milliseconds(1000)), milliseconds(1000));
+  EXPECT_EQ(reconnectDelay(milliseconds(999999999), milliseconds(1000)), milliseconds(30000));
+  EXPECT_EQ(reconnectDelay(milliseconds(0), milliseconds(1000), 2), 2 * kMinReconnectDelay);
+  EXPECT_EQ(reconnectDelay(milliseconds(0), milliseconds(1000), 3), 4 * kMinReconnectDelay);
+  EXPECT_EQ(reconnectDelay(milliseconds(20000), milliseconds(1000), 9), milliseconds(30000));
+}
+
+TEST(HttpSupportTest, EchoedValuesMustBeShortVisibleAscii) {
+  EXPECT_TRUE(checkEchoedHeader("server 'h'", "h", "Mcp-Session-Id", "abc-123_~!", 256));
+  for (const std::string& bad :
+       std::vector<std::string>{"", "sid\rX-Injected: 1", "a\nb", "a b", std::string("a\0b", 3),
+                                "caf\xc3\xa9", "a\x7f", "a\tb", std::string(257, 'x')}) {
+    auto checked = checkEchoedHeader("server 'h'", "h", "Mcp-Session-Id", bad, 256);
+    ASSERT_FALSE(checked) << bad;
+    EXPECT_EQ(checked.error().code, ErrorCode::kProtocol);
+    EXPECT_EQ(checked.error().message.find('\r'), std::string::npos);
+    EXPECT_NE(checked.error().message.find("sent an Mcp-Session-Id that"), std::string::npos);
+    EXPECT_EQ(checked.error().message.find("X-Injected"), std::string::npos)
+        << "the value itself is never quoted";
+  }
+}
+
+TEST(HttpSupportTest, RedirectsOffHttpOrOffOriginAreRefusals) {
+  for (const std::string location :
+       {"file:///etc/passwd", "ftp://mcp.example.test/x", "gopher://mcp.example.test/",
+        "https://other.example.test/mcp", "http://mcp.example.test/mcp",
+        "https://mcp.example.test:444/mcp", "http://169.254.169.254/latest/meta-data/"}) {
+    auto target = redirectTarget("server 'h'", "h", testUrl(), 307, location, 0, 3);
+    ASSERT_FALSE(target) << location;
+    EXPECT_EQ(target.error().code, ErrorCode::kRefused) << location;
+    EXPECT_NE(target.error().message.find("kaja does not follow"), std::string::npos);
+  }
+  EXPECT_TRUE(redirectTarget("server 'h'", "h", testUrl(), 307, "/elsewhere", 0, 3));
+}
+
+TEST(HttpSupportTest, JunkEventsWarnThreeTimesAtMost) {
+  SkipWarnings warnings;
+  int given = 0;
+  for (int i = 0; i < 1000; ++i) given += warnings.next("server 'h'", "junk").empty() ? 0 : 1;
+  EXPECT_EQ(given, SkipWarnings::kMaxSkipWarnings);
+}
+
 }  // namespace
 }  // namespace kaja::core::mcp

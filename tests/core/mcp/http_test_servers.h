@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -42,6 +43,19 @@ class ServerProcess {
     return "http://127.0.0.1:" + std::to_string(port_) + path;
   }
   [[nodiscard]] int port() const { return port_; }
+
+  /// Returns every line printed so far.
+  [[nodiscard]] std::vector<std::string> lines() {
+    std::lock_guard lock(mutex_);
+    return lines_;
+  }
+
+  /// Returns how many lines printed so far start with `prefix`.
+  [[nodiscard]] int count(const std::string& prefix) {
+    std::lock_guard lock(mutex_);
+    return static_cast<int>(std::count_if(
+        lines_.begin(), lines_.end(), [&](const auto& line) { return line.starts_with(prefix); }));
+  }
 
   /// Waits until a line starting with `prefix` was printed; returns whether it was.
   bool waitForLine(const std::string& prefix, std::chrono::milliseconds timeout) {

@@ -57,6 +57,55 @@ TEST(SseParserTest, OversizedEventIsAnError) {
   EXPECT_FALSE(parser.feed("data: 0123456789abcdefghij\n"));
 }
 
+TEST(SseParserTest, EventIdsThatCannotBeSentBackAreAnError) {
+  for (const std::string& id :
+       std::vector<std::string>{"e\x01", "a b", "caf\xc3\xa9", std::string(257, 'e'), "x\x7f"}) {
+    SseParser parser;
+    auto out = parser.feed("id: " + id + "\ndata: {}\n\n");
+    ASSERT_FALSE(out) << id;
+    EXPECT_NE(out.error().message.find("event id that kaja cannot send back"), std::string::npos);
+  }
+  SseParser parser;
+  EXPECT_TRUE(parser.feed("id: " + std::string(256, 'e') + "\n\n"));
+  EXPECT_EQ(parser.lastEventId().size(), 256u);
+  EXPECT_TRUE(parser.feed("id\n\n"));  // an empty id forgets the last one
+  EXPECT_EQ(parser.lastEventId(), "");
+  EXPECT_TRUE(parser.feed(std::string("id: a\0b\n\n", 10)));  // ignored, as the spec says
+  EXPECT_EQ(parser.lastEventId(), "");
+}
+
+TEST(SseParserTest, EndlessLineOrEventStopsAtTheLimit) {
+  SseParser line(1024);
+  Result<std::vector<SseEvent>> out;
+  for (int i = 0; i < 100 && (out = line.feed(std::string(100, 'x'))); ++i) {
+  }
+  EXPECT_FALSE(out);
+  SseParser event(1024);
+  for (int i = 0; i < 1000 && (out = event.feed("data: x\n")); ++i) {
+  }
+  EXPECT_FALSE(out);
+}
+
+TEST(UrlTest, ServerReferencesToOtherSchemesAreRefused) {
+  auto base = parseUrl("http://127.0.0.1:8080/sse");
+  ASSERT_TRUE(base);
+  for (const std::string other :
+       {"file:///etc/passwd", "ftp://127.0.0.1/x", "dict://127.0.0.1:11211/"}) {
+    auto url = resolveUrl(*base, other);
+    ASSERT_FALSE(url) << other;
+    EXPECT_EQ(url.error().code, ErrorCode::kRefused) << other;
+  }
+  auto config = parseUrl("file:///etc/passwd");
+  ASSERT_FALSE(config);
+  EXPECT_EQ(config.error().code, ErrorCode::kInvalidConfig);
+  for (const std::string& broken :
+       std::vector<std::string>{"/a\rb", "/a\nX-Injected: 1", "/a b", std::string("/a\0b", 4)}) {
+    auto url = resolveUrl(*base, broken);
+    EXPECT_TRUE(!url || url->text.find_first_of(std::string("\r\n \0", 4)) == std::string::npos)
+        << broken;
+  }
+}
+
 TEST(UrlTest, ParsesResolvesAndComparesOrigins) {
   auto base = parseUrl("HTTP://Example.COM/mcp?key=1");
   ASSERT_TRUE(base) << base.error().describe();
