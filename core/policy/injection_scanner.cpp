@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/policy/text_normalizer.h"
+#include "core/util/unicode.h"
 
 namespace kaja::core::policy {
 namespace {
@@ -180,29 +181,52 @@ const CompiledPatterns& compiledPatterns() {
 #undef KAJA_TELL
 #undef KAJA_USER
 
-bool isWordByte(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || static_cast<unsigned char>(c) >= 0x80;
-}
-
 bool isPunctuationToken(char c) {
   return std::string_view("<>|[]#/:").find(c) != std::string_view::npos;
 }
 
-// Splits normalised text into words and the punctuation that role tags are made of; every
-// other character separates words.
+// Returns the length of the UTF-8 sequence at text[i] (1 for a stray byte) and whether the
+// code point is a letter or a combining mark of any script.
+std::pair<size_t, bool> nonAsciiAt(std::string_view text, size_t i) {
+  auto lead = static_cast<unsigned char>(text[i]);
+  size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+  if (i + length > text.size()) return {1, false};
+  std::u32string decoded = decodeUtf8(text.substr(i, length));
+  if (decoded.size() != 1) return {1, false};
+  auto kind = unicode::charKind(decoded[0]);
+  return {length, kind == unicode::CharKind::kLetter || kind == unicode::CharKind::kMark};
+}
+
+// Splits normalised text into words and the punctuation that role tags are made of. A word is
+// a run of letters (with their marks); every other code point (digits, punctuation, symbols,
+// the braille blank, "·", "’") separates words, so no character can glue two words together.
 std::vector<std::string_view> tokenize(std::string_view text) {
   std::vector<std::string_view> tokens;
   size_t i = 0;
+  size_t start = std::string_view::npos;
+  auto endWord = [&](size_t at) {
+    if (start != std::string_view::npos) tokens.push_back(text.substr(start, at - start));
+    start = std::string_view::npos;
+  };
   while (i < text.size()) {
-    if (isWordByte(text[i])) {
-      size_t start = i;
-      while (i < text.size() && isWordByte(text[i])) ++i;
-      tokens.push_back(text.substr(start, i - start));
-    } else {
-      if (isPunctuationToken(text[i])) tokens.push_back(text.substr(i, 1));
-      ++i;
+    char c = text[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      auto [length, letter] = nonAsciiAt(text, i);
+      if (letter && start == std::string_view::npos) start = i;
+      if (!letter) endWord(i);
+      i += length;
+      continue;
     }
+    if (c >= 'a' && c <= 'z') {
+      if (start == std::string_view::npos) start = i;
+      ++i;
+      continue;
+    }
+    endWord(i);
+    if (isPunctuationToken(c)) tokens.push_back(text.substr(i, 1));
+    ++i;
   }
+  endWord(text.size());
   return tokens;
 }
 
@@ -292,6 +316,22 @@ bool mentionsSecretPath(std::string_view text) {
   return false;
 }
 
+void scanVariants(std::string_view text, const std::vector<NormalizeOptions>& variants,
+                  std::set<std::string_view>& found) {
+  const auto& compiled = compiledPatterns();
+  for (const auto& options : variants) {
+    std::string normalized = normalizeForScan(text, options);
+    auto ids = wordIds(tokenize(normalized), compiled.dictionary);
+    // Most strings share no word with any pattern; they need no matching at all.
+    if (std::any_of(ids.begin(), ids.end(), [](uint32_t id) { return id != 0; })) {
+      for (const auto& pattern : compiled.patterns) {
+        if (!found.contains(pattern.name) && matches(ids, pattern)) found.insert(pattern.name);
+      }
+    }
+    if (mentionsSecretPath(normalized)) found.insert("secret-path");
+  }
+}
+
 // True when normalising with any options gives the same text: plain ASCII without controls
 // (so nothing invisible) and, for identifiers, no lowercase-uppercase step to split on.
 bool variantsAgree(std::string_view text, bool identifier) {
@@ -309,25 +349,27 @@ void scanInto(std::string_view text, const std::string& field, bool identifier,
               std::vector<InjectionFinding>& out) {
   std::set<std::string_view> found;
   std::vector<NormalizeOptions> variants = {{InvisibleMode::kRemove, false}};
-  if (!variantsAgree(text, identifier)) {
+  bool plain = variantsAgree(text, identifier);
+  if (!plain) {
     variants.push_back({InvisibleMode::kSpace, false});
     if (identifier) {
       variants.push_back({InvisibleMode::kRemove, true});
       variants.push_back({InvisibleMode::kSpace, true});
     }
   }
-  const auto& compiled = compiledPatterns();
-  for (const auto& options : variants) {
-    std::string normalized = normalizeForScan(text, options);
-    auto ids = wordIds(tokenize(normalized), compiled.dictionary);
-    // Most strings share no word with any pattern; they need no matching at all.
-    if (std::any_of(ids.begin(), ids.end(), [](uint32_t id) { return id != 0; })) {
-      for (const auto& pattern : compiled.patterns) {
-        if (!found.contains(pattern.name) && matches(ids, pattern)) found.insert(pattern.name);
-      }
+  std::vector<std::string> texts = {std::string(text)};
+  if (!plain) {
+    // What tag characters spell is read by a model though no one sees it: scan it too, and
+    // refuse it outright, since no tool has an honest reason to hide text.
+    if (std::string hidden = hiddenTagText(text); !hidden.empty()) {
+      found.insert("hidden-text");
+      texts.push_back(std::move(hidden));
     }
-    if (mentionsSecretPath(normalized)) found.insert("secret-path");
+    // A name or key is sent back to the server as written: with invisible characters in it,
+    // what the model is shown and what the server receives would differ.
+    if (identifier && stripInvisible(text) != text) found.insert("invisible-characters");
   }
+  for (const auto& scanned : texts) scanVariants(scanned, variants, found);
   for (auto name : found) out.push_back({std::string(name), field});
 }
 
