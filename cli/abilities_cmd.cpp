@@ -113,7 +113,7 @@ int runAbilities(std::span<const std::string> args) {
                      {"policy", row.policy},
                      {"warnings", row.warnings}});
     }
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", jsonText(out).c_str());
     return kExitOk;
   }
 

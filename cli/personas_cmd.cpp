@@ -51,7 +51,7 @@ int listPersonas(const Context& context, bool asJson) {
       }
       out.push_back(std::move(item));
     }
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", jsonText(out).c_str());
     return kExitOk;
   }
   bool colourful = useColour(stdout);
