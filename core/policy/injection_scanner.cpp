@@ -190,10 +190,14 @@ bool isPunctuationToken(char c) {
 std::pair<size_t, bool> nonAsciiAt(std::string_view text, size_t i) {
   auto lead = static_cast<unsigned char>(text[i]);
   size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-  if (i + length > text.size()) return {1, false};
-  std::u32string decoded = decodeUtf8(text.substr(i, length));
-  if (decoded.size() != 1) return {1, false};
-  auto kind = unicode::charKind(decoded[0]);
+  if (length == 1 || i + length > text.size()) return {1, false};
+  char32_t c = lead & (0x7F >> length);
+  for (size_t k = 1; k < length; ++k) {
+    auto next = static_cast<unsigned char>(text[i + k]);
+    if ((next & 0xC0) != 0x80) return {1, false};
+    c = (c << 6) | (next & 0x3F);
+  }
+  auto kind = unicode::charKind(c);
   return {length, kind == unicode::CharKind::kLetter || kind == unicode::CharKind::kMark};
 }
 
@@ -332,33 +336,27 @@ void scanVariants(std::string_view text, const std::vector<NormalizeOptions>& va
   }
 }
 
-// True when normalising with any options gives the same text: plain ASCII without controls
-// (so nothing invisible) and, for identifiers, no lowercase-uppercase step to split on.
-bool variantsAgree(std::string_view text, bool identifier) {
-  for (size_t i = 0; i < text.size(); ++i) {
-    auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x80 || c == 0x7F || (c < 0x20 && c != '\t' && c != '\n' && c != '\r')) return false;
-    if (identifier && i > 0 && c >= 'A' && c <= 'Z' && text[i - 1] >= 'a' && text[i - 1] <= 'z') {
-      return false;
-    }
+// True when `text` has a lowercase-uppercase step that splitting camelCase would break.
+bool hasCamelStep(std::string_view text) {
+  for (size_t i = 1; i < text.size(); ++i) {
+    if (text[i] >= 'A' && text[i] <= 'Z' && text[i - 1] >= 'a' && text[i - 1] <= 'z') return true;
   }
-  return true;
+  return false;
 }
 
 void scanInto(std::string_view text, const std::string& field, bool identifier,
               std::vector<InjectionFinding>& out) {
   std::set<std::string_view> found;
+  // Each way of reading the text that can give other words: invisible characters removed
+  // or read as spaces, and for identifiers camelCase kept or split.
+  bool invisible = hasInvisible(text);
+  bool camel = identifier && hasCamelStep(text);
   std::vector<NormalizeOptions> variants = {{InvisibleMode::kRemove, false}};
-  bool plain = variantsAgree(text, identifier);
-  if (!plain) {
-    variants.push_back({InvisibleMode::kSpace, false});
-    if (identifier) {
-      variants.push_back({InvisibleMode::kRemove, true});
-      variants.push_back({InvisibleMode::kSpace, true});
-    }
-  }
+  if (invisible) variants.push_back({InvisibleMode::kSpace, false});
+  if (camel) variants.push_back({InvisibleMode::kRemove, true});
+  if (invisible && camel) variants.push_back({InvisibleMode::kSpace, true});
   std::vector<std::string> texts = {std::string(text)};
-  if (!plain) {
+  if (invisible) {
     // What tag characters spell is read by a model though no one sees it: scan it too, and
     // refuse it outright, since no tool has an honest reason to hide text.
     if (std::string hidden = hiddenTagText(text); !hidden.empty()) {
@@ -367,7 +365,7 @@ void scanInto(std::string_view text, const std::string& field, bool identifier,
     }
     // A name or key is sent back to the server as written: with invisible characters in it,
     // what the model is shown and what the server receives would differ.
-    if (identifier && stripInvisible(text) != text) found.insert("invisible-characters");
+    if (identifier) found.insert("invisible-characters");
   }
   for (const auto& scanned : texts) scanVariants(scanned, variants, found);
   for (auto name : found) out.push_back({std::string(name), field});

@@ -178,6 +178,15 @@ bool isInvisible(char32_t c) {
   return c < 0x20 || inRange(c, 0x7F, 0x9F) || unicode::isDefaultIgnorable(c);
 }
 
+bool hasInvisible(std::string_view text) {
+  if (isPlainAscii(text)) {
+    return std::any_of(text.begin(), text.end(),
+                       [](char c) { return isInvisible(static_cast<unsigned char>(c)); });
+  }
+  std::u32string decoded = decodeUtf8(text);
+  return std::any_of(decoded.begin(), decoded.end(), [](char32_t c) { return isInvisible(c); });
+}
+
 std::string stripInvisible(std::string_view text) {
   if (isPlainAscii(text)) {
     std::string out;

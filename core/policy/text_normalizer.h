@@ -19,6 +19,9 @@ void appendUtf8(std::string& out, char32_t codePoint);
 /// Hangul fillers, tag characters U+E0000–E007F, …) and C0/C1 controls other than whitespace.
 bool isInvisible(char32_t codePoint);
 
+/// Returns true when `text` holds an invisible character (see isInvisible).
+bool hasInvisible(std::string_view text);
+
 /// Returns `text` without its invisible characters (see isInvisible), as well-formed UTF-8.
 /// This is what kaja offers the model in place of a server's text.
 std::string stripInvisible(std::string_view text);

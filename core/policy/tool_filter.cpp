@@ -18,10 +18,22 @@ std::string quoted(const std::string& text) { return quoteForMessage(text); }
 // Deeper than this a schema was already refused by the scan (ScanLimits::maxSchemaDepth).
 constexpr int kMaxStripDepth = 64;
 
+// True when `text` may hold an invisible character: a control other than whitespace, DEL, or
+// any non-ASCII byte. Most tool text is plain ASCII and is then left alone.
+bool mayHoldInvisible(const std::string& text) {
+  return std::any_of(text.begin(), text.end(), [](char c) {
+    auto byte = static_cast<unsigned char>(c);
+    return byte >= 0x7F || (byte < 0x20 && (byte < '\t' || byte > '\r'));
+  });
+}
+
+void strip(std::string& text) {
+  if (mayHoldInvisible(text)) text = stripInvisible(text);
+}
+
 void stripStrings(mcp::Json& value, int depth) {
   if (value.is_string()) {
-    auto& text = value.get_ref<std::string&>();
-    text = stripInvisible(text);
+    strip(value.get_ref<std::string&>());
     return;
   }
   if (depth >= kMaxStripDepth || !value.is_structured()) return;
@@ -32,8 +44,8 @@ void stripStrings(mcp::Json& value, int depth) {
 // (a name or key holding one was refused by the scan, since it is sent back as written).
 mcp::Tool offerable(const mcp::Tool& tool) {
   mcp::Tool out = tool;
-  out.title = stripInvisible(tool.title);
-  out.description = stripInvisible(tool.description);
+  strip(out.title);
+  strip(out.description);
   stripStrings(out.inputSchema, 0);
   if (out.raw.is_object()) {
     for (auto& [key, value] : out.raw.items()) {
