@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/policy/text_normalizer.h"
+#include "core/util/quote.h"
 #include "core/util/unicode.h"
 
 namespace kaja::core::policy {
@@ -431,7 +432,8 @@ std::string describeFindings(const std::vector<InjectionFinding>& findings) {
   std::string text;
   for (const auto& finding : findings) {
     if (!text.empty()) text += ", ";
-    text += finding.pattern + " in " + finding.field;
+    // A field names a schema key, which the server chose: shown escaped, on one line.
+    text += finding.pattern + " in " + escapeForMessage(finding.field);
   }
   return text;
 }
