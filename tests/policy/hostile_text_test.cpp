@@ -60,6 +60,8 @@ class HostileTextTest : public ::testing::Test {
         options);
   }
 
+  testing::CommandResult readThroughFilesystem(size_t size);
+
   testing::TempDir root_;
 };
 
@@ -134,6 +136,34 @@ TEST_F(HostileTextTest, ALargeResultIsCutInContentAndStructuredContent) {
 TEST_F(HostileTextTest, ATwoMegabyteFileSentTwiceIsCutNotFailed) {
   auto called = kaja({"call", "--persona", "p", "--yes", "--json", "h", "big", "{}"});
   // The 2.2 MB text twice makes one 4.4 MB message: it needs a stdio read bound above 4 MB.
+  if (called.err.find("line longer than 4 MB") != std::string::npos) {
+    GTEST_SKIP() << "the stdio transport still reads at most 4 MB per message";
+  }
+  expectLargeResultCut(called, 2'200'000);
+}
+
+// The real server-filesystem reading a large text file: it sends the text in content and
+// again in structuredContent.
+testing::CommandResult HostileTextTest::readThroughFilesystem(size_t size) {
+  std::string script = std::string(KAJA_SOURCE_DIR) +
+                       "/tests/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/"
+                       "index.js";
+  root_.write("market/abilities/fs/mcp.toml", "command = \"node\"\nargs = [\"" + script +
+                                                  "\"]\nroots = true\npathArgs = [\"path\"]\n");
+  root_.write("market/personas/files.toml",
+              "abilities = [{ name = \"fs\", roots = [\"~/docs\"] }]\n");
+  std::string name = "docs/f" + std::to_string(size) + ".txt";
+  root_.write("home/" + name, std::string(size, 'f'));
+  return kaja({"call", "--persona", "files", "--json", "fs", "read_text_file",
+               json({{"path", root_.path() + "/home/" + name}}).dump()});
+}
+
+TEST_F(HostileTextTest, ServerFilesystemLargeReadIsCutInBothCopies) {
+  expectLargeResultCut(readThroughFilesystem(1'500'000), 1'500'000);
+}
+
+TEST_F(HostileTextTest, ServerFilesystemTwoMegabyteReadIsCutNotFailed) {
+  auto called = readThroughFilesystem(2'200'000);
   if (called.err.find("line longer than 4 MB") != std::string::npos) {
     GTEST_SKIP() << "the stdio transport still reads at most 4 MB per message";
   }
