@@ -245,6 +245,21 @@ TEST(InjectionScannerTest, CatchesEveryAttackInEveryEncoding) {
   EXPECT_EQ(checked, static_cast<int>(attacks().size() * encoders().size()));
 }
 
+// What is offered is the text with its invisible characters taken out; whatever a scan of
+// that text finds, the scan of the original found too.
+TEST(InjectionScannerTest, TheOfferedTextIsCoveredByTheScan) {
+  for (const auto& attack : attacks()) {
+    for (const auto& [encoding, encode] : encoders()) {
+      std::string text = encode(attack.text);
+      auto original = scanText(text, "d");
+      for (const auto& finding : scanText(stripInvisible(text), "d")) {
+        EXPECT_TRUE(hasPattern(original, finding.pattern))
+            << finding.pattern << " only after stripping, in " << encoding << ": " << text;
+      }
+    }
+  }
+}
+
 TEST(InjectionScannerTest, RealServersToolsPass) {
   size_t count = 0;
   for (const char* server :
@@ -344,6 +359,9 @@ TEST(InjectionScannerTest, NamesAndKeysWithInvisibleOrControlCharactersAreFindin
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].pattern, "invisible-characters");
   EXPECT_EQ(findings[0].field, "inputSchema.properties.pa\u200bth (key)");
+  // Messages show the key escaped, so the character cannot hide there either.
+  EXPECT_EQ(describeFindings(findings),
+            R"(invisible-characters in inputSchema.properties.pa\u200bth (key))");
   // Invisible characters in prose are no finding: they are taken out of what is offered.
   EXPECT_TRUE(scanText("Re\u200Bturns \u2066data\u2069.", "description").empty());
 }
