@@ -14,7 +14,7 @@ struct InjectionFinding {
   /// e.g. "role-tag", "ignore-instructions", "secret-path"; "hidden-text" for text spelled in
   /// Unicode tag characters, "invisible-characters" for a name or key holding one
   std::string pattern;
-  std::string field;    ///< where: "name", "description", "inputSchema.properties.path.description"
+  std::string field;  ///< where: "name", "description", "inputSchema.properties.path.description"
 };
 
 /// Bounds of a tool scan.

@@ -38,6 +38,26 @@ bool skipped(std::string_view key, std::initializer_list<std::string_view> skip)
 
 }  // namespace
 
+// Removes Unicode tag characters U+E0000–E007F (UTF-8 F3 A0 80 80 – F3 A0 81 BF) in place
+// and returns how many there were.
+size_t removeTagCharacters(std::string& text) {
+  if (text.find('\xF3') == std::string::npos) return 0;
+  size_t removed = 0;
+  size_t out = 0;
+  for (size_t i = 0; i < text.size();) {
+    if (i + 3 < text.size() && text[i] == '\xF3' && text[i + 1] == '\xA0' &&
+        (text[i + 2] == '\x80' || text[i + 2] == '\x81') &&
+        (static_cast<unsigned char>(text[i + 3]) & 0xC0) == 0x80) {
+      ++removed;
+      i += 4;
+      continue;
+    }
+    text[out++] = text[i++];
+  }
+  text.resize(out);
+  return removed;
+}
+
 size_t jsonSizeEstimate(const Json& value, int maxDepth) { return sizeAt(value, 0, maxDepth); }
 
 std::optional<Json> JsonCutter::cut(const Json& value) { return cutAt(value, 0); }
@@ -84,7 +104,9 @@ std::optional<Json> JsonCutter::cutAt(const Json& value, int depth) {
 Json JsonCutter::cutString(std::string_view text) {
   if (text.size() + 2 <= left_) {
     left_ -= text.size() + 2;
-    return unicode::sanitizeUtf8(text);
+    std::string kept = unicode::sanitizeUtf8(text);
+    hidden_ += removeTagCharacters(kept);
+    return kept;
   }
   size_t room = left_ > 2 ? left_ - 2 : 0;
   size_t keep = utf8CutPoint(text, room);

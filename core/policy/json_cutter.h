@@ -10,6 +10,10 @@
 
 namespace kaja::core::policy {
 
+/// Removes Unicode tag characters U+E0000–E007F from `text` in place and returns how many
+/// there were. They draw nothing, yet a model reads them as ASCII.
+size_t removeTagCharacters(std::string& text);
+
 /// Returns about how many bytes `value` takes as compact JSON (escapes inside strings are not
 /// counted). Levels below `maxDepth` are not visited. Costs one step per JSON value.
 size_t jsonSizeEstimate(const mcp::Json& value, int maxDepth = 64);
@@ -19,7 +23,8 @@ size_t jsonSizeEstimate(const mcp::Json& value, int maxDepth = 64);
 /// a string that does not fit is cut at a UTF-8 boundary and ends in a marker
 /// ("…[kaja: 2097152 more bytes cut]"), an array or object that does not fit loses its last
 /// members, and nesting deeper than `maxDepth` becomes a marker string. Kept strings are made
-/// well-formed UTF-8. One cutter may be used for several values: they share the budget.
+/// well-formed UTF-8 and lose their tag characters (counted in hidden()). One cutter may be
+/// used for several values: they share the budget.
 class JsonCutter {
  public:
   explicit JsonCutter(size_t budget, int maxDepth = 64) : left_(budget), maxDepth_(maxDepth) {}
@@ -35,6 +40,8 @@ class JsonCutter {
 
   /// Returns about how many bytes were cut or left out so far.
   [[nodiscard]] size_t cutBytes() const { return cut_; }
+  /// Returns how many tag characters were taken out of kept strings.
+  [[nodiscard]] size_t hidden() const { return hidden_; }
   /// Returns the budget not yet spent.
   [[nodiscard]] size_t left() const { return left_; }
 
@@ -48,6 +55,7 @@ class JsonCutter {
   size_t left_;
   int maxDepth_;
   size_t cut_ = 0;
+  size_t hidden_ = 0;
 };
 
 }  // namespace kaja::core::policy

@@ -22,26 +22,6 @@ const std::string* stringMember(const Json& object, const char* key) {
   return it != object.end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
 }
 
-// Removes Unicode tag characters U+E0000–E007F (UTF-8 F3 A0 80 80 – F3 A0 81 BF) in place
-// and returns how many there were.
-size_t removeTagCharacters(std::string& text) {
-  if (text.find('\xF3') == std::string::npos) return 0;
-  size_t removed = 0;
-  size_t out = 0;
-  for (size_t i = 0; i < text.size();) {
-    if (i + 3 < text.size() && text[i] == '\xF3' && text[i + 1] == '\xA0' &&
-        (text[i + 2] == '\x80' || text[i + 2] == '\x81') &&
-        (static_cast<unsigned char>(text[i + 3]) & 0xC0) == 0x80) {
-      ++removed;
-      i += 4;
-      continue;
-    }
-    text[out++] = text[i++];
-  }
-  text.resize(out);
-  return removed;
-}
-
 // Cuts text against one shared budget; kept text is well-formed UTF-8 without tag characters.
 class TextBudget {
  public:
@@ -150,6 +130,7 @@ class Guard {
   size_t mediaReplaced_ = 0;
   size_t blocksReplaced_ = 0;
   size_t structuredCut_ = 0;
+  size_t structuredHidden_ = 0;
   bool structuredDropped_ = false;
   size_t identifierCut_ = 0;
   std::optional<std::pair<size_t, bool>> marker_;  // first block that lost text; in a resource?
@@ -275,6 +256,7 @@ Json Guard::guardStructured(const Json& structured) {
   JsonCutter cutter(limits_.structuredBytes);
   auto kept = cutter.cut(structured);
   structuredCut_ = cutter.cutBytes();
+  structuredHidden_ = cutter.hidden();
   if (!kept) {
     structuredDropped_ = true;
     note("[kaja: structured content of " + std::to_string(structuredCut_) +
@@ -299,8 +281,9 @@ void Guard::finish(Json& content, OutputReport& report) {
     Json& text = marker_->second ? block["resource"]["text"] : block["text"];
     text = text.get<std::string>() + marker;
   }
-  if (text_.hidden() > 0) {
-    note("[kaja: " + std::to_string(text_.hidden()) +
+  size_t hidden = text_.hidden() + meta_.hidden() + structuredHidden_;
+  if (hidden > 0) {
+    note("[kaja: " + std::to_string(hidden) +
          " invisible Unicode tag characters (U+E0000 to U+E007F) were taken out of the text]");
   }
   size_t metaCut = meta_.cutBytes() + identifierCut_;
@@ -316,7 +299,7 @@ void Guard::finish(Json& content, OutputReport& report) {
   report.structuredBytesCut = structuredCut_;
   report.metaBytesCut = metaCut;
   report.blocksReplaced = blocksReplaced_;
-  report.hiddenCharactersRemoved = text_.hidden();
+  report.hiddenCharactersRemoved = hidden;
 }
 
 }  // namespace

@@ -151,6 +151,14 @@ TEST(OutputGuardHostileTest, TagCharactersAreTakenOutOfTextWithANote) {
   EXPECT_EQ(out.result.content()[1]["resource"]["text"], "");
   EXPECT_EQ(out.report.hiddenCharactersRemoved, 2u * 95u);
   EXPECT_THAT(textAt(out, 2), HasSubstr("190 invisible Unicode tag characters"));
+
+  // The same in structuredContent and in _meta, which a model may read as well.
+  auto structured = guardOutput(resultOf({{"content", Json::array()},
+                                          {"structuredContent", {{"v", "a" + tags + "b"}}},
+                                          {"_meta", {{"note", tags}}}}));
+  EXPECT_EQ(structured.result.raw["structuredContent"]["v"], "ab");
+  EXPECT_EQ(structured.result.raw["_meta"]["note"], "");
+  EXPECT_EQ(structured.report.hiddenCharactersRemoved, 2u * 95u);
 }
 
 TEST(OutputGuardHostileTest, IllFormedUtf8BecomesReplacementCharacters) {
