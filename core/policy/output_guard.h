@@ -58,7 +58,7 @@ size_t utf8CutPoint(std::string_view text, size_t limit);
 ///   in a marker, arrays and objects lose their last members), with a note in the content;
 /// - `_meta`, annotations and any other field are cut the same way to `metaBytes`;
 /// - Unicode tag characters (U+E0000–E007F), which draw nothing yet read as ASCII to a
-///   model, are taken out of text; ill-formed UTF-8 becomes U+FFFD.
+///   model, are taken out of every kept string; ill-formed UTF-8 becomes U+FFFD.
 /// The input is not modified; the cost is bounded by the limits, not by the result's size.
 GuardedOutput guardOutput(const mcp::ToolResult& result, const OutputLimits& limits = {});
 
