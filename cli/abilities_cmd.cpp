@@ -113,7 +113,7 @@ int runAbilities(std::span<const std::string> args) {
                      {"policy", row.policy},
                      {"warnings", row.warnings}});
     }
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", jsonText(out).c_str());
     return kExitOk;
   }
 
@@ -123,8 +123,8 @@ int runAbilities(std::span<const std::string> args) {
     std::string state = row.state == "on"       ? colour(row.state, "32", colourful)
                         : row.state == "broken" ? colour(row.state, "31", colourful)
                                                 : colour(row.state, "33", colourful);
-    table.addRow({row.name, state, row.runner.empty() ? "-" : row.runner,
-                  row.reason.empty() ? row.shortRuns : row.reason});
+    table.addRow({oneLine(row.name), state, row.runner.empty() ? "-" : oneLine(row.runner),
+                  oneLine(row.reason.empty() ? row.shortRuns : row.reason)});
   }
   std::fputs(table.render(terminalWidth(), colourful).c_str(), stdout);
   for (const auto& row : rows) {

@@ -29,41 +29,57 @@ std::unique_ptr<policy::Approver> makeApprover(bool yes) {
   return std::make_unique<policy::DecliningApprover>();
 }
 
+// Returns the string at `key`, or `fallback` when it is absent or no string: a server's
+// result is printed, never trusted.
+std::string stringAt(const json& object, const char* key, const std::string& fallback = "") {
+  if (!object.is_object()) return fallback;
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+void printBlock(const json& block) {
+  std::string type = stringAt(block, "type");
+  if (type == "text") {
+    std::printf("%s\n", safeText(stringAt(block, "text")).c_str());
+  } else if (type == "image" || type == "audio") {
+    auto data = block.find("data");
+    size_t bytes =
+        data != block.end() && data->is_string() ? data->get_ref<const std::string&>().size() : 0;
+    std::printf("[%s %s, %zu bytes of base64]\n", type.c_str(),
+                oneLine(stringAt(block, "mimeType", "?")).c_str(), bytes);
+  } else if (type == "resource_link") {
+    std::printf("[link %s]\n", oneLine(stringAt(block, "uri")).c_str());
+  } else if (type == "resource" && block.contains("resource") && block["resource"].is_object()) {
+    const json& resource = block["resource"];
+    if (resource.contains("text")) {
+      std::printf("%s\n", safeText(stringAt(resource, "text")).c_str());
+    } else {
+      std::printf("[resource %s]\n", oneLine(stringAt(resource, "uri")).c_str());
+    }
+  } else {
+    std::printf("%s\n", jsonText(block, -1).c_str());
+  }
+}
+
 void printResult(const mcp::ToolResult& result, bool asJson) {
   if (asJson) {
-    std::printf("%s\n", result.raw.dump(2).c_str());
+    std::printf("%s\n", jsonText(result.raw).c_str());
     return;
   }
   bool printed = false;
   for (const auto& block : result.content()) {
-    std::string type = block.value("type", "");
-    if (type == "text") {
-      std::printf("%s\n", block.value("text", "").c_str());
-    } else if (type == "image" || type == "audio") {
-      std::printf("[%s %s, %zu bytes of base64]\n", type.c_str(),
-                  block.value("mimeType", "?").c_str(), block.value("data", "").size());
-    } else if (type == "resource_link") {
-      std::printf("[link %s]\n", block.value("uri", "").c_str());
-    } else if (type == "resource" && block.contains("resource")) {
-      const json& resource = block["resource"];
-      if (resource.contains("text")) {
-        std::printf("%s\n", resource.value("text", "").c_str());
-      } else {
-        std::printf("[resource %s]\n", resource.value("uri", "").c_str());
-      }
-    } else {
-      std::printf("%s\n", block.dump().c_str());
-    }
+    printBlock(block);
     printed = true;
   }
   if (!printed) {
-    if (auto structured = result.structuredContent())
-      std::printf("%s\n", structured->dump(2).c_str());
+    if (auto structured = result.structuredContent()) {
+      std::printf("%s\n", jsonText(*structured).c_str());
+    }
   }
 }
 
 int refusedExit(const std::string& message) {
-  std::fprintf(stderr, "kaja: refused: %s\n", message.c_str());
+  std::fprintf(stderr, "kaja: refused: %s\n", oneLine(message).c_str());
   return kExitRefused;
 }
 

@@ -29,7 +29,7 @@ int runConfig(std::span<const std::string> args) {
   if (parsed->has("--json")) {
     nlohmann::json out = nlohmann::json::object();
     for (const auto& [name, path] : entries) out[name] = path;
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", jsonText(out).c_str());
     return kExitOk;
   }
   for (const auto& [name, path] : entries) std::printf("%-12s %s\n", name.c_str(), path.c_str());

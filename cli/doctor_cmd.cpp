@@ -68,7 +68,8 @@ std::vector<mcp::Root> rootsFromPersonas(const Context& context, const std::stri
 }
 
 size_t schemaSize(const mcp::Tool& tool) {
-  return tool.name.size() + tool.description.size() + tool.inputSchema.dump().size();
+  return tool.name.size() + tool.description.size() +
+         tool.inputSchema.dump(-1, ' ', false, json::error_handler_t::replace).size();
 }
 
 std::string joined(const std::vector<std::string>& words) {
@@ -186,8 +187,9 @@ void printTable(const std::vector<DoctorRow>& rows) {
     std::string note = !row.error.empty() ? row.error : row.hint;
     std::string time = row.ms >= 0 ? std::to_string(row.ms) + " ms" : "-";
     if (row.ms >= 0 && row.niceness > 0) time += "*";
-    table.addRow({row.name, colour(row.state, code, colourful), tools, time,
-                  connected ? "~" + std::to_string(row.schemaChars / 4) + " tok" : "-", note});
+    table.addRow({oneLine(row.name), colour(row.state, code, colourful), tools, time,
+                  connected ? "~" + std::to_string(row.schemaChars / 4) + " tok" : "-",
+                  oneLine(note)});
   }
   std::fputs(table.render(100, colourful).c_str(), stdout);
   if (std::any_of(rows.begin(), rows.end(),
@@ -199,7 +201,8 @@ void printTable(const std::vector<DoctorRow>& rows) {
   if (options().verbose) {
     for (const auto& row : rows) {
       if (row.state != "failed" || row.stderrTail.empty()) continue;
-      std::printf("\n%s stderr (last lines):\n%s\n", row.name.c_str(), row.stderrTail.c_str());
+      std::printf("\n%s stderr (last lines):\n%s\n", oneLine(row.name).c_str(),
+                  safeText(row.stderrTail).c_str());
     }
   }
 }
@@ -329,7 +332,7 @@ int runDoctor(std::span<const std::string> args) {
     ++done;
     if (progress) {
       std::fprintf(stderr, "\r\033[Kconnecting %zu/%zu: %s %s", done, activations.size(),
-                   report.ability.c_str(), report.ok ? "ok" : "failed");
+                   oneLine(report.ability).c_str(), report.ok ? "ok" : "failed");
     }
   };
   if (progress && !activations.empty()) {
@@ -352,7 +355,7 @@ int runDoctor(std::span<const std::string> args) {
                          [](const DoctorRow& row) { return row.state == "failed"; });
   std::vector<std::string> warnings = personaWarnings(*context, rows);
   if (asJson) {
-    std::printf("%s\n", toJson(rows, warnings, ok).dump(2).c_str());
+    std::printf("%s\n", jsonText(toJson(rows, warnings, ok)).c_str());
   } else {
     printTable(rows);
     for (const auto& warning : warnings) printWarning(warning);

@@ -67,7 +67,7 @@ int keyList(const Context& context, bool asJson) {
                             : "no key (off until you add one)");
     }
   }
-  if (asJson) std::printf("%s\n", out.dump(2).c_str());
+  if (asJson) std::printf("%s\n", jsonText(out).c_str());
   return kExitOk;
 }
 

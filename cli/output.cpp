@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "cli/command.h"
+#include "core/util/quote.h"
 
 namespace kaja::cli {
 
@@ -14,19 +15,59 @@ Options& options() {
   return instance;
 }
 
+// Messages often quote what a server said, so every one is written as one safe line.
 void printError(const core::Error& error) {
-  std::fprintf(stderr, "kaja: error: %s\n", error.describe().c_str());
+  std::fprintf(stderr, "kaja: error: %s\n", oneLine(error.describe()).c_str());
   if (options().verbose && !error.detail.empty()) {
-    std::fprintf(stderr, "%s\n", error.detail.c_str());
+    std::fprintf(stderr, "%s\n", safeText(error.detail).c_str());
   }
 }
 
 void printError(std::string_view message) {
-  std::fprintf(stderr, "kaja: error: %.*s\n", static_cast<int>(message.size()), message.data());
+  std::fprintf(stderr, "kaja: error: %s\n", oneLine(message).c_str());
 }
 
 void printWarning(std::string_view message) {
-  std::fprintf(stderr, "kaja: warning: %.*s\n", static_cast<int>(message.size()), message.data());
+  std::fprintf(stderr, "kaja: warning: %s\n", oneLine(message).c_str());
+}
+
+std::string oneLine(std::string_view text) { return core::escapeForTerminal(text, false); }
+
+std::string safeText(std::string_view text) { return core::escapeForTerminal(text, true); }
+
+std::string jsonText(const nlohmann::json& value, int indent) {
+  std::string text = value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+  // Outside strings the writer emits ASCII only, so every such sequence is inside a string,
+  // where a \u escape means the same character.
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    unsigned code = 0;
+    size_t length = 0;
+    auto next = [&](size_t k) { return static_cast<unsigned char>(text[i + k]); };
+    if (c == 0x7F) {
+      code = c, length = 1;
+    } else if (c == 0xC2 && i + 1 < text.size() && next(1) >= 0x80 && next(1) <= 0x9F) {
+      code = next(1), length = 2;  // C1 controls U+0080–U+009F
+    } else if (c == 0xD8 && i + 1 < text.size() && next(1) == 0x9C) {
+      code = 0x061C, length = 2;  // ARABIC LETTER MARK
+    } else if (c == 0xE2 && i + 2 < text.size() && (next(1) == 0x80 || next(1) == 0x81)) {
+      unsigned cp = 0x2000 | ((next(1) & 0x3F) << 6) | (next(2) & 0x3F);
+      bool hidden = (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
+                    (cp >= 0x2060 && cp <= 0x206F);
+      if (hidden) code = cp, length = 3;
+    }
+    if (length == 0) {
+      out += text[i];
+      continue;
+    }
+    char buffer[8];
+    std::snprintf(buffer, sizeof buffer, "\\u%04x", code);
+    out += buffer;
+    i += length - 1;
+  }
+  return out;
 }
 
 bool useColour(std::FILE* stream) {

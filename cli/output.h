@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,18 @@ void printError(const core::Error& error);
 void printError(std::string_view message);
 /// Prints "kaja: warning: <sentence>" on stderr.
 void printWarning(std::string_view message);
+
+/// Returns text from a server (a tool name, a description, an error) made safe for one line
+/// of a terminal: control characters (ESC and so CSI/OSC sequences, CR, LF, tab, C1), bidi
+/// overrides and other invisible characters are written as escapes, bad UTF-8 as `\xNN`.
+std::string oneLine(std::string_view text);
+/// Like oneLine, but newlines and tabs are kept (for stderr tails and tool output).
+std::string safeText(std::string_view text);
+
+/// Returns `value` as JSON text that is always valid UTF-8 (ill-formed bytes in strings become
+/// U+FFFD instead of aborting) and safe on a terminal (C1 controls, bidi controls and line
+/// separators inside strings are written as \u escapes, as JSON allows).
+std::string jsonText(const nlohmann::json& value, int indent = 2);
 
 /// Returns true when colour may be used on `stream`: a terminal, and NO_COLOR unset.
 bool useColour(std::FILE* stream);

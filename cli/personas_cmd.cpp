@@ -51,19 +51,20 @@ int listPersonas(const Context& context, bool asJson) {
       }
       out.push_back(std::move(item));
     }
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", jsonText(out).c_str());
     return kExitOk;
   }
   bool colourful = useColour(stdout);
   for (const auto& record : context.catalog.personas()) {
     std::string marker = record.name == active ? "* " : "  ";
-    std::printf("%s%s", marker.c_str(), colour(record.name, "1", colourful).c_str());
+    std::printf("%s%s", marker.c_str(), colour(oneLine(record.name), "1", colourful).c_str());
     if (!record.persona) {
-      std::printf("  %s\n", colour("broken: " + record.error.describe(), "31", colourful).c_str());
+      std::printf("  %s\n",
+                  colour("broken: " + oneLine(record.error.describe()), "31", colourful).c_str());
       continue;
     }
     if (!record.persona->description.empty()) {
-      std::printf("  %s", fitWidth(record.persona->description, 80).c_str());
+      std::printf("  %s", fitWidth(oneLine(record.persona->description), 80).c_str());
     }
     std::printf("\n");
     for (const auto& entry : record.persona->abilities) {
@@ -72,7 +73,7 @@ int listPersonas(const Context& context, bool asJson) {
       for (size_t i = 0; i < entry.roots.size(); ++i) {
         line += (i == 0 ? ": " : ", ") + describeRoot(entry.roots[i]);
       }
-      std::printf("%s\n", fitWidth(line, 100).c_str());
+      std::printf("%s\n", fitWidth(oneLine(line), 100).c_str());
     }
     for (const auto& warning : record.warnings) printWarning(warning);
   }

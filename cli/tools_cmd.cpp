@@ -33,7 +33,8 @@ ToolRow makeRow(const std::string& ability, const mcp::Tool& tool, bool readOnly
           ability,
           tool.name,
           readOnly,
-          tool.name.size() + tool.description.size() + tool.inputSchema.dump().size(),
+          tool.name.size() + tool.description.size() +
+              tool.inputSchema.dump(-1, ' ', false, json::error_handler_t::replace).size(),
           tool.description};
 }
 
@@ -110,20 +111,20 @@ int runTools(std::span<const std::string> args) {
         {"persona", session->persona.name}, {"tools", tools},      {"schemaChars", totalChars},
         {"schemaTokens", totalChars / 4},   {"dropped", dropped},  {"failed", failed},
         {"skipped", session->skipped},      {"warnings", warnings}};
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", jsonText(out).c_str());
     return kExitOk;
   }
 
   bool colourful = useColour(stdout);
   Table table({"TOOL", "READ", "SCHEMA", "DESCRIPTION"});
   for (const auto& row : rows) {
-    table.addRow({row.fullName, row.readOnly ? "ro" : "write",
+    table.addRow({oneLine(row.fullName), row.readOnly ? "ro" : "write",
                   std::to_string(row.schemaChars / 4) + " tok",
-                  fitWidth(firstLine(row.description), 60)});
+                  fitWidth(oneLine(firstLine(row.description)), 60)});
   }
   std::fputs(table.render(100, colourful).c_str(), stdout);
-  std::printf("\npersona %s: %zu tools, schemas ~%zu tokens\n", session->persona.name.c_str(),
-              rows.size(), totalChars / 4);
+  std::printf("\npersona %s: %zu tools, schemas ~%zu tokens\n",
+              oneLine(session->persona.name).c_str(), rows.size(), totalChars / 4);
   for (const auto& item : dropped) {
     printWarning("mcp__" + item["ability"].get<std::string>() + "__" +
                  item["tool"].get<std::string>() + " left out (" + item["rule"].get<std::string>() +

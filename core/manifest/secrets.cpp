@@ -10,6 +10,7 @@
 
 #include "core/manifest/field_reader.h"
 #include "core/manifest/toml_value.h"
+#include "core/util/quote.h"
 #include "core/util/sys.h"
 
 namespace kaja::core {
@@ -27,6 +28,21 @@ Result<TomlValue> parseSecretsFile(const std::string& file) {
                       "`kaja key rm NAME` and set it again";
   err.detail.clear();
   return std::unexpected(err);
+}
+
+// True when `key` holds a C0 or C1 control character or DEL: sent in an HTTP header, a CR or
+// LF would start a header of its own.
+bool hasControlCharacter(std::string_view key) {
+  for (size_t i = 0; i < key.size(); ++i) {
+    auto c = static_cast<unsigned char>(key[i]);
+    if (c < 0x20 || c == 0x7f) return true;
+    // U+0080–U+009F are C2 80 – C2 9F in UTF-8.
+    if (c == 0xC2 && i + 1 < key.size() && static_cast<unsigned char>(key[i + 1]) <= 0x9F &&
+        static_cast<unsigned char>(key[i + 1]) >= 0x80) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -59,6 +75,15 @@ Result<Secrets> Secrets::load(const std::string& file) {
     if (key->type != TomlValue::Type::kString) {
       return std::unexpected(reader.errorAt(*key, "api_key", "must be a string."));
     }
+    if (hasControlCharacter(key->text)) {
+      // The key itself is never shown, not even in part.
+      return fail(ErrorCode::kInvalidConfig,
+                  "the api_key of ability " + quoteForMessage(name) +
+                      " holds a control character (a line break, tab or NUL?), which could "
+                      "inject an HTTP header; set the key again with `kaja key set " +
+                      escapeForMessage(name) + "`",
+                  file + ":" + std::to_string(key->line));
+    }
     secrets.keys_[name] = key->text;
   }
   return secrets;
@@ -76,12 +101,10 @@ bool Secrets::remove(const std::string& ability) { return keys_.erase(ability) >
 
 Result<void> Secrets::checkKey(const std::string& key) {
   if (key.empty()) return fail(ErrorCode::kUsage, "the key is empty; nothing was saved");
-  for (unsigned char c : key) {
-    if (c < 0x20 || c == 0x7f) {
-      return fail(ErrorCode::kUsage,
-                  "the key holds a control character (a stray newline or tab?); nothing was "
-                  "saved");
-    }
+  if (hasControlCharacter(key)) {
+    return fail(ErrorCode::kUsage,
+                "the key holds a control character (a stray newline or tab?); nothing was "
+                "saved");
   }
   return {};
 }

@@ -8,6 +8,8 @@
 #include <unordered_map>
 
 #include "core/policy/text_normalizer.h"
+#include "core/util/quote.h"
+#include "core/util/unicode.h"
 
 namespace kaja::core::policy {
 namespace {
@@ -180,29 +182,56 @@ const CompiledPatterns& compiledPatterns() {
 #undef KAJA_TELL
 #undef KAJA_USER
 
-bool isWordByte(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || static_cast<unsigned char>(c) >= 0x80;
-}
-
 bool isPunctuationToken(char c) {
   return std::string_view("<>|[]#/:").find(c) != std::string_view::npos;
 }
 
-// Splits normalised text into words and the punctuation that role tags are made of; every
-// other character separates words.
+// Returns the length of the UTF-8 sequence at text[i] (1 for a stray byte) and whether the
+// code point is a letter or a combining mark of any script.
+std::pair<size_t, bool> nonAsciiAt(std::string_view text, size_t i) {
+  auto lead = static_cast<unsigned char>(text[i]);
+  size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+  if (length == 1 || i + length > text.size()) return {1, false};
+  char32_t c = lead & (0x7F >> length);
+  for (size_t k = 1; k < length; ++k) {
+    auto next = static_cast<unsigned char>(text[i + k]);
+    if ((next & 0xC0) != 0x80) return {1, false};
+    c = (c << 6) | (next & 0x3F);
+  }
+  auto kind = unicode::charKind(c);
+  return {length, kind == unicode::CharKind::kLetter || kind == unicode::CharKind::kMark};
+}
+
+// Splits normalised text into words and the punctuation that role tags are made of. A word is
+// a run of letters (with their marks); every other code point (digits, punctuation, symbols,
+// the braille blank, "·", "’") separates words, so no character can glue two words together.
 std::vector<std::string_view> tokenize(std::string_view text) {
   std::vector<std::string_view> tokens;
   size_t i = 0;
+  size_t start = std::string_view::npos;
+  auto endWord = [&](size_t at) {
+    if (start != std::string_view::npos) tokens.push_back(text.substr(start, at - start));
+    start = std::string_view::npos;
+  };
   while (i < text.size()) {
-    if (isWordByte(text[i])) {
-      size_t start = i;
-      while (i < text.size() && isWordByte(text[i])) ++i;
-      tokens.push_back(text.substr(start, i - start));
-    } else {
-      if (isPunctuationToken(text[i])) tokens.push_back(text.substr(i, 1));
-      ++i;
+    char c = text[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      auto [length, letter] = nonAsciiAt(text, i);
+      if (letter && start == std::string_view::npos) start = i;
+      if (!letter) endWord(i);
+      i += length;
+      continue;
     }
+    if (c >= 'a' && c <= 'z') {
+      if (start == std::string_view::npos) start = i;
+      ++i;
+      continue;
+    }
+    endWord(i);
+    if (isPunctuationToken(c)) tokens.push_back(text.substr(i, 1));
+    ++i;
   }
+  endWord(text.size());
   return tokens;
 }
 
@@ -292,30 +321,8 @@ bool mentionsSecretPath(std::string_view text) {
   return false;
 }
 
-// True when normalising with any options gives the same text: plain ASCII without controls
-// (so nothing invisible) and, for identifiers, no lowercase-uppercase step to split on.
-bool variantsAgree(std::string_view text, bool identifier) {
-  for (size_t i = 0; i < text.size(); ++i) {
-    auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x80 || c == 0x7F || (c < 0x20 && c != '\t' && c != '\n' && c != '\r')) return false;
-    if (identifier && i > 0 && c >= 'A' && c <= 'Z' && text[i - 1] >= 'a' && text[i - 1] <= 'z') {
-      return false;
-    }
-  }
-  return true;
-}
-
-void scanInto(std::string_view text, const std::string& field, bool identifier,
-              std::vector<InjectionFinding>& out) {
-  std::set<std::string_view> found;
-  std::vector<NormalizeOptions> variants = {{InvisibleMode::kRemove, false}};
-  if (!variantsAgree(text, identifier)) {
-    variants.push_back({InvisibleMode::kSpace, false});
-    if (identifier) {
-      variants.push_back({InvisibleMode::kRemove, true});
-      variants.push_back({InvisibleMode::kSpace, true});
-    }
-  }
+void scanVariants(std::string_view text, const std::vector<NormalizeOptions>& variants,
+                  std::set<std::string_view>& found) {
   const auto& compiled = compiledPatterns();
   for (const auto& options : variants) {
     std::string normalized = normalizeForScan(text, options);
@@ -328,6 +335,40 @@ void scanInto(std::string_view text, const std::string& field, bool identifier,
     }
     if (mentionsSecretPath(normalized)) found.insert("secret-path");
   }
+}
+
+// True when `text` has a lowercase-uppercase step that splitting camelCase would break.
+bool hasCamelStep(std::string_view text) {
+  for (size_t i = 1; i < text.size(); ++i) {
+    if (text[i] >= 'A' && text[i] <= 'Z' && text[i - 1] >= 'a' && text[i - 1] <= 'z') return true;
+  }
+  return false;
+}
+
+void scanInto(std::string_view text, const std::string& field, bool identifier,
+              std::vector<InjectionFinding>& out) {
+  std::set<std::string_view> found;
+  // Each way of reading the text that can give other words: invisible characters removed
+  // or read as spaces, and for identifiers camelCase kept or split.
+  bool invisible = hasInvisible(text);
+  bool camel = identifier && hasCamelStep(text);
+  std::vector<NormalizeOptions> variants = {{InvisibleMode::kRemove, false}};
+  if (invisible) variants.push_back({InvisibleMode::kSpace, false});
+  if (camel) variants.push_back({InvisibleMode::kRemove, true});
+  if (invisible && camel) variants.push_back({InvisibleMode::kSpace, true});
+  std::vector<std::string> texts = {std::string(text)};
+  if (invisible) {
+    // What tag characters spell is read by a model though no one sees it: scan it too, and
+    // refuse it outright, since no tool has an honest reason to hide text.
+    if (std::string hidden = hiddenTagText(text); !hidden.empty()) {
+      found.insert("hidden-text");
+      texts.push_back(std::move(hidden));
+    }
+    // A name or key is sent back to the server as written: with invisible characters in it,
+    // what the model is shown and what the server receives would differ.
+    if (identifier) found.insert("invisible-characters");
+  }
+  for (const auto& scanned : texts) scanVariants(scanned, variants, found);
   for (auto name : found) out.push_back({std::string(name), field});
 }
 
@@ -391,7 +432,8 @@ std::string describeFindings(const std::vector<InjectionFinding>& findings) {
   std::string text;
   for (const auto& finding : findings) {
     if (!text.empty()) text += ", ";
-    text += finding.pattern + " in " + finding.field;
+    // A field names a schema key, which the server chose: shown escaped, on one line.
+    text += finding.pattern + " in " + escapeForMessage(finding.field);
   }
   return text;
 }

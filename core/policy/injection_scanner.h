@@ -11,8 +11,10 @@ namespace kaja::core::policy {
 
 /// One prompt-injection match (T7).
 struct InjectionFinding {
-  std::string pattern;  ///< e.g. "role-tag", "ignore-instructions", "secret-path"
-  std::string field;    ///< where: "name", "description", "inputSchema.properties.path.description"
+  /// e.g. "role-tag", "ignore-instructions", "secret-path"; "hidden-text" for text spelled in
+  /// Unicode tag characters, "invisible-characters" for a name or key holding one
+  std::string pattern;
+  std::string field;  ///< where: "name", "description", "inputSchema.properties.path.description"
 };
 
 /// Bounds of a tool scan.
@@ -25,9 +27,12 @@ struct ScanLimits {
 };
 
 /// Returns the findings in one model-facing string. `field` is copied into each finding.
-/// `identifier` also reads camelCase as separate words (for names and property keys).
-/// Each string is normalised twice (invisible characters removed, and turned into spaces)
-/// so that both "ig\u200bnore" and "ignore\u200bprevious" are read as words.
+/// `identifier` also reads camelCase as separate words (for names and property keys), and
+/// makes any invisible character a finding (a name is sent back as written, so it cannot be
+/// cleaned). A string holding invisible characters is read both with them removed and with
+/// them as spaces, so that both "ig\u200bnore" and "ignore\u200bprevious" are read as words;
+/// text hidden in tag characters is read too, and is a finding by itself. Every code point
+/// that is no letter breaks words (see normalizeForScan for the folding).
 ///
 /// Deliberate exceptions, chosen to keep real tools usable: `.env.example`, `.env.sample`,
 /// `.env.template` and `.env.dist` are templates without secrets and do not match, and
@@ -42,7 +47,7 @@ std::vector<InjectionFinding> scanText(std::string_view text, std::string_view f
 /// names), down to `limits.maxSchemaDepth`. An empty result means the tool may be offered.
 std::vector<InjectionFinding> scanTool(const mcp::Tool& tool, const ScanLimits& limits = {});
 
-/// Returns "pattern in field, pattern in field" for messages.
+/// Returns "pattern in field, pattern in field" for messages, fields escaped to one line.
 std::string describeFindings(const std::vector<InjectionFinding>& findings);
 
 }  // namespace kaja::core::policy

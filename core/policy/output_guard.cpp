@@ -3,39 +3,49 @@
 #include <optional>
 #include <string>
 
+#include "core/policy/json_cutter.h"
+#include "core/util/quote.h"
+#include "core/util/unicode.h"
+
 namespace kaja::core::policy {
 namespace {
 
 using mcp::Json;
 
+// A URI, name or MIME type longer than this is cut: it is there to identify, not to carry.
+constexpr size_t kIdentifierBytes = 1024;
+
 Json textBlock(std::string text) { return Json{{"type", "text"}, {"text", std::move(text)}}; }
 
-std::string stringAt(const Json& object, const char* key) {
+const std::string* stringMember(const Json& object, const char* key) {
   auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+  return it != object.end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
 }
 
-// Cuts text blocks against one shared budget and remembers where the marker goes.
+// Cuts text against one shared budget; kept text is well-formed UTF-8 without tag characters.
 class TextBudget {
  public:
   explicit TextBudget(size_t bytes) : remaining_(bytes) {}
 
   // Returns the part of `text` that fits; the rest is counted as cut.
-  std::string take(const std::string& text) {
-    if (text.size() <= remaining_) {
-      remaining_ -= text.size();
-      return text;
-    }
-    size_t keep = utf8CutPoint(text, remaining_);
-    remaining_ = 0;
+  std::string take(std::string_view text) {
+    size_t keep = text.size() <= remaining_ ? text.size() : utf8CutPoint(text, remaining_);
+    remaining_ -= std::min(remaining_, text.size());
     cut_ += text.size() - keep;
-    return text.substr(0, keep);
+    std::string kept = unicode::sanitizeUtf8(text.substr(0, keep));
+    hidden_ += removeTagCharacters(kept);
+    return kept;
   }
   [[nodiscard]] size_t cut() const { return cut_; }
+  [[nodiscard]] size_t hidden() const { return hidden_; }
+  [[nodiscard]] size_t remaining() const { return remaining_; }
+  // Counts text cut before it reached take().
+  void countCut(size_t bytes) { cut_ += bytes; }
 
  private:
   size_t remaining_;
   size_t cut_ = 0;
+  size_t hidden_ = 0;
 };
 
 std::string mediaNote(const std::string& kind, const std::string& mimeType, size_t bytes,
@@ -43,6 +53,253 @@ std::string mediaNote(const std::string& kind, const std::string& mimeType, size
   return "[kaja: " + kind + (mimeType.empty() ? "" : " (" + mimeType + ")") + " of " +
          std::to_string(bytes) + " bytes was left out: images, audio and files over " +
          std::to_string(limit) + " bytes in total are not passed on]";
+}
+
+// The content block kinds of MCP, and what is wrong with a block that is none of them.
+enum class Kind { kText, kMedia, kLink, kResourceText, kResourceBlob, kBad };
+
+struct Classified {
+  Kind kind = Kind::kBad;
+  std::string why;  // for kBad: "its text is not a string"
+};
+
+Classified classify(const Json& block) {
+  if (!block.is_object()) return {Kind::kBad, "it is not a JSON object"};
+  const std::string* type = stringMember(block, "type");
+  if (type == nullptr) return {Kind::kBad, "its type is missing or not a string"};
+  if (*type == "text") {
+    if (stringMember(block, "text") == nullptr) return {Kind::kBad, "its text is not a string"};
+    return {Kind::kText, {}};
+  }
+  if (*type == "image" || *type == "audio") {
+    if (stringMember(block, "data") == nullptr) return {Kind::kBad, "its data is not a string"};
+    if (stringMember(block, "mimeType") == nullptr) {
+      return {Kind::kBad, "its mimeType is not a string"};
+    }
+    return {Kind::kMedia, {}};
+  }
+  if (*type == "resource_link") {
+    if (stringMember(block, "uri") == nullptr) return {Kind::kBad, "its uri is not a string"};
+    if (block.contains("name") && stringMember(block, "name") == nullptr) {
+      return {Kind::kBad, "its name is not a string"};
+    }
+    return {Kind::kLink, {}};
+  }
+  if (*type == "resource") {
+    auto resource = block.find("resource");
+    if (resource == block.end() || !resource->is_object()) {
+      return {Kind::kBad, "its resource is not an object"};
+    }
+    if (stringMember(*resource, "uri") == nullptr) {
+      return {Kind::kBad, "its resource uri is not a string"};
+    }
+    bool text = stringMember(*resource, "text") != nullptr;
+    bool blob = stringMember(*resource, "blob") != nullptr;
+    if (text == blob) return {Kind::kBad, "its resource has not exactly one string text or blob"};
+    return {text ? Kind::kResourceText : Kind::kResourceBlob, {}};
+  }
+  std::string shown(type->substr(0, utf8CutPoint(*type, 64)));
+  return {Kind::kBad, "its type " + quoteForMessage(shown) +
+                          " is not one of text, image, audio, resource_link, resource"};
+}
+
+// Guards one result: holds the three budgets and what was done.
+class Guard {
+ public:
+  explicit Guard(const OutputLimits& limits)
+      : limits_(limits), text_(limits.textBytes), meta_(limits.metaBytes) {}
+
+  Json guardContent(const Json& content);
+  Json guardStructured(const Json& structured);
+  void finish(Json& content, OutputReport& report);
+  JsonCutter& meta() { return meta_; }
+  void note(std::string text) { notes_.push_back(std::move(text)); }
+
+ private:
+  void addBlock(const Json& block, Json& content);
+  void addText(Json block, std::string_view text, bool inResource, Json& content);
+  void addMedia(const Json& block, const std::string& data, const std::string& mimeType,
+                std::string kind, Json& content);
+  void addBad(const Json& block, const std::string& why, Json& content);
+  std::string identifier(const std::string& value);
+
+  const OutputLimits& limits_;
+  TextBudget text_;
+  JsonCutter meta_;
+  size_t mediaLeft_ = limits_.mediaBytes;
+  size_t mediaReplaced_ = 0;
+  size_t blocksReplaced_ = 0;
+  size_t structuredCut_ = 0;
+  size_t structuredHidden_ = 0;
+  bool structuredDropped_ = false;
+  size_t identifierCut_ = 0;
+  std::optional<std::pair<size_t, bool>> marker_;  // first block that lost text; in a resource?
+  std::vector<std::string> notes_;
+};
+
+std::string Guard::identifier(const std::string& value) {
+  if (value.size() <= kIdentifierBytes) return unicode::sanitizeUtf8(value);
+  size_t keep = utf8CutPoint(value, kIdentifierBytes);
+  identifierCut_ += value.size() - keep;
+  return unicode::sanitizeUtf8(std::string_view(value).substr(0, keep)) +
+         "…[kaja: " + std::to_string(value.size() - keep) + " more bytes cut]";
+}
+
+Json Guard::guardContent(const Json& content) {
+  Json out = Json::array();
+  if (!content.is_array()) {
+    addBad(content, "the content is not an array", out);
+    return out;
+  }
+  for (const auto& block : content) addBlock(block, out);
+  return out;
+}
+
+void Guard::addBlock(const Json& block, Json& content) {
+  Classified classified = classify(block);
+  switch (classified.kind) {
+    case Kind::kText: {
+      Json out = {{"type", "text"}};
+      meta_.copyMembers(block, out, {"type", "text"});
+      addText(std::move(out), *stringMember(block, "text"), false, content);
+      return;
+    }
+    case Kind::kMedia: {
+      const std::string& type = *stringMember(block, "type");
+      addMedia(block, *stringMember(block, "data"), *stringMember(block, "mimeType"),
+               type == "image" ? "an image" : "audio", content);
+      return;
+    }
+    case Kind::kLink: {
+      Json out = {{"type", "resource_link"}, {"uri", identifier(*stringMember(block, "uri"))}};
+      if (const auto* name = stringMember(block, "name")) out["name"] = identifier(*name);
+      meta_.copyMembers(block, out, {"type", "uri", "name"});
+      content.push_back(std::move(out));
+      return;
+    }
+    case Kind::kResourceText: {
+      const Json& resource = block["resource"];
+      Json inner = {{"uri", identifier(*stringMember(resource, "uri"))}};
+      meta_.copyMembers(resource, inner, {"uri", "text"});
+      Json out = {{"type", "resource"}, {"resource", std::move(inner)}};
+      meta_.copyMembers(block, out, {"type", "resource"});
+      addText(std::move(out), *stringMember(resource, "text"), true, content);
+      return;
+    }
+    case Kind::kResourceBlob: {
+      const Json& resource = block["resource"];
+      const std::string* mimeType = stringMember(resource, "mimeType");
+      addMedia(block, *stringMember(resource, "blob"), mimeType ? *mimeType : std::string(), "file",
+               content);
+      return;
+    }
+    case Kind::kBad:
+      addBad(block, classified.why, content);
+      return;
+  }
+}
+
+void Guard::addText(Json block, std::string_view text, bool inResource, Json& content) {
+  size_t cutBefore = text_.cut();
+  std::string kept = text_.take(text);
+  bool cut = text_.cut() != cutBefore;
+  // Once the budget is spent, later text blocks are left out whole: the marker counts them.
+  if (cut && marker_) return;
+  if (cut) marker_ = std::make_pair(content.size(), inResource);
+  (inResource ? block["resource"]["text"] : block["text"]) = std::move(kept);
+  content.push_back(std::move(block));
+}
+
+void Guard::addMedia(const Json& block, const std::string& data, const std::string& mimeType,
+                     std::string kind, Json& content) {
+  if (data.size() <= mediaLeft_) {
+    mediaLeft_ -= data.size();
+    bool resource = kind == "file";
+    Json out = {{"type", resource ? "resource" : block["type"].get<std::string>()}};
+    if (resource) {
+      const Json& from = block["resource"];
+      Json inner = {{"uri", identifier(*stringMember(from, "uri"))},
+                    {"blob", unicode::sanitizeUtf8(data)}};
+      meta_.copyMembers(from, inner, {"uri", "blob"});
+      out["resource"] = std::move(inner);
+      meta_.copyMembers(block, out, {"type", "resource"});
+    } else {
+      out["data"] = unicode::sanitizeUtf8(data);
+      out["mimeType"] = identifier(mimeType);
+      meta_.copyMembers(block, out, {"type", "data", "mimeType"});
+    }
+    content.push_back(std::move(out));
+    return;
+  }
+  ++mediaReplaced_;
+  std::string shownType = escapeForMessage(identifier(mimeType).substr(0, 128));
+  content.push_back(textBlock(mediaNote(kind, shownType, data.size(), limits_.mediaBytes)));
+}
+
+void Guard::addBad(const Json& block, const std::string& why, Json& content) {
+  ++blocksReplaced_;
+  // The block's JSON is cut to the text budget before it is written, so a huge block costs
+  // no more than the budget.
+  JsonCutter cutter(text_.remaining());
+  auto shown = cutter.cut(block);
+  std::string json = shown ? shown->dump(-1, ' ', false, Json::error_handler_t::replace) : "";
+  std::string note = "[kaja: a content block was passed on as JSON text because " + why + "]\n";
+  size_t cutBefore = text_.cut();
+  std::string kept = text_.take(json);
+  text_.countCut(cutter.cutBytes());
+  size_t lost = text_.cut() - cutBefore;
+  if (lost > 0) note += "[kaja: " + std::to_string(lost) + " bytes of it were cut]\n";
+  content.push_back(textBlock(note + kept));
+}
+
+Json Guard::guardStructured(const Json& structured) {
+  JsonCutter cutter(limits_.structuredBytes);
+  auto kept = cutter.cut(structured);
+  structuredCut_ = cutter.cutBytes();
+  structuredHidden_ = cutter.hidden();
+  if (!kept) {
+    structuredDropped_ = true;
+    note("[kaja: structured content of " + std::to_string(structuredCut_) +
+         " bytes was left out (limit " + std::to_string(limits_.structuredBytes) +
+         " bytes); the text content has the result]");
+    return Json();
+  }
+  if (structuredCut_ > 0) {
+    note("[kaja: structured content was cut to its first " +
+         std::to_string(limits_.structuredBytes) + " bytes; " + std::to_string(structuredCut_) +
+         " bytes were not shown, and each cut string ends in a marker]");
+  }
+  return std::move(*kept);
+}
+
+void Guard::finish(Json& content, OutputReport& report) {
+  if (marker_) {
+    std::string marker = "\n[kaja: output cut here; " + std::to_string(text_.cut()) +
+                         " more bytes of text were not shown (limit " +
+                         std::to_string(limits_.textBytes) + " bytes)]";
+    Json& block = content[marker_->first];
+    Json& text = marker_->second ? block["resource"]["text"] : block["text"];
+    text = text.get<std::string>() + marker;
+  }
+  size_t hidden = text_.hidden() + meta_.hidden() + structuredHidden_;
+  if (hidden > 0) {
+    note("[kaja: " + std::to_string(hidden) +
+         " invisible Unicode tag characters (U+E0000 to U+E007F) were taken out of the text]");
+  }
+  size_t metaCut = meta_.cutBytes() + identifierCut_;
+  if (metaCut > 0) {
+    note("[kaja: " + std::to_string(metaCut) +
+         " bytes of _meta, annotations, names and other fields were cut or left out (limit " +
+         std::to_string(limits_.metaBytes) + " bytes)]");
+  }
+  for (auto& text : notes_) content.push_back(textBlock(std::move(text)));
+  report.textBytesCut = text_.cut();
+  report.mediaBlocksReplaced = mediaReplaced_;
+  report.structuredDropped = structuredDropped_;
+  report.structuredBytesCut = structuredCut_;
+  report.metaBytesCut = metaCut;
+  report.blocksReplaced = blocksReplaced_;
+  report.hiddenCharactersRemoved = hidden;
 }
 
 }  // namespace
@@ -56,85 +313,39 @@ size_t utf8CutPoint(std::string_view text, size_t limit) {
 }
 
 GuardedOutput guardOutput(const mcp::ToolResult& result, const OutputLimits& limits) {
-  GuardedOutput out{result, {}};
-  Json& raw = out.result.raw;
-  TextBudget text(limits.textBytes);
-  size_t mediaLeft = limits.mediaBytes;
-  std::optional<size_t> markerBlock;  // the first block that lost text
+  GuardedOutput out;
+  Guard guard(limits);
+  const Json& raw = result.raw;
+  Json& guarded = out.result.raw;
+  guarded = Json::object();
   Json content = Json::array();
-  // A media block is kept whole while the media budget lasts, else replaced by a note.
-  auto keepMedia = [&](const Json& block, size_t size, const std::string& what,
-                       const std::string& mimeType) {
-    if (size <= mediaLeft) {
-      mediaLeft -= size;
-      content.push_back(block);
-      return;
-    }
-    ++out.report.mediaBlocksReplaced;
-    content.push_back(textBlock(mediaNote(what, mimeType, size, limits.mediaBytes)));
-  };
-  for (const auto& block : result.content()) {
-    std::string type = block.is_object() ? stringAt(block, "type") : std::string();
-    size_t cutBefore = text.cut();
-    if (type == "text") {
-      std::string kept = text.take(stringAt(block, "text"));
-      if (text.cut() == cutBefore) {
-        content.push_back(block);
-      } else if (!markerBlock) {
-        Json cut = block;
-        cut["text"] = kept;
-        markerBlock = content.size();
-        content.push_back(std::move(cut));
-      }
-      continue;
-    }
-    if (type == "resource" && block.contains("resource") && block["resource"].is_object()) {
-      const Json& resource = block["resource"];
-      if (resource.contains("text")) {
-        std::string kept = text.take(stringAt(resource, "text"));
-        if (text.cut() == cutBefore) {
-          content.push_back(block);
-        } else if (!markerBlock) {
-          Json cut = block;
-          cut["resource"]["text"] = kept;
-          markerBlock = content.size();
-          content.push_back(std::move(cut));
-        }
-        continue;
-      }
-      keepMedia(block, stringAt(resource, "blob").size(), "file", stringAt(resource, "mimeType"));
-      continue;
-    }
-    if (type == "image" || type == "audio") {
-      keepMedia(block, stringAt(block, "data").size(), type == "image" ? "an image" : "audio",
-                stringAt(block, "mimeType"));
-      continue;
-    }
-    content.push_back(block);
+  if (!raw.is_object()) {
+    content = guard.guardContent(Json::array({raw}));
+    guarded["isError"] = true;
+    guard.finish(content, out.report);
+    guarded["content"] = std::move(content);
+    return out;
   }
-  out.report.textBytesCut = text.cut();
-  if (markerBlock) {
-    std::string marker = "\n[kaja: output cut here; " + std::to_string(text.cut()) +
-                         " more bytes of text were not shown (limit " +
-                         std::to_string(limits.textBytes) + " bytes)]";
-    Json& block = content[*markerBlock];
-    if (block["type"] == "text") {
-      block["text"] = block["text"].get<std::string>() + marker;
+  auto rawContent = raw.find("content");
+  if (rawContent != raw.end()) content = guard.guardContent(*rawContent);
+  if (auto isError = raw.find("isError"); isError != raw.end()) {
+    if (isError->is_boolean()) {
+      guarded["isError"] = *isError;
     } else {
-      block["resource"]["text"] = block["resource"]["text"].get<std::string>() + marker;
+      guarded["isError"] = true;
+      out.report.isErrorReplaced = true;
+      guard.note(
+          "[kaja: the server's isError was not true or false, so the result is marked "
+          "as an error]");
     }
   }
   if (auto structured = raw.find("structuredContent"); structured != raw.end()) {
-    size_t size = structured->dump(-1, ' ', false, Json::error_handler_t::replace).size();
-    if (size > limits.structuredBytes) {
-      raw.erase(structured);
-      out.report.structuredDropped = true;
-      content.push_back(textBlock(
-          "[kaja: structured content of " + std::to_string(size) + " bytes was left out (limit " +
-          std::to_string(limits.structuredBytes) + " bytes); the text content has the result]"));
-    }
+    Json kept = guard.guardStructured(*structured);
+    if (!kept.is_null() || structured->is_null()) guarded["structuredContent"] = std::move(kept);
   }
-  if (raw.contains("content") || !content.empty()) raw["content"] = std::move(content);
+  guard.meta().copyMembers(raw, guarded, {"content", "isError", "structuredContent"});
+  guard.finish(content, out.report);
+  if (rawContent != raw.end() || !content.empty()) guarded["content"] = std::move(content);
   return out;
 }
 

@@ -1,10 +1,10 @@
 #include "core/policy/text_normalizer.h"
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
-#include <utility>
-#include <vector>
+#include <unordered_map>
+
+#include "core/util/unicode.h"
 
 namespace kaja::core::policy {
 namespace {
@@ -19,154 +19,95 @@ bool isSpace(char32_t c) {
          c == 0x3000;
 }
 
-bool isCombiningMark(char32_t c) {
-  return inRange(c, 0x0300, 0x036F) || inRange(c, 0x1AB0, 0x1AFF) || inRange(c, 0x1DC0, 0x1DFF) ||
-         inRange(c, 0x20D0, 0x20FF) || inRange(c, 0xFE20, 0xFE2F);
+// Latin letters that are no look-alike of an ASCII letter for ICU, do not decompose and have
+// no one-letter name, but that a reader takes for ASCII.
+std::string_view latinSupplement(char32_t c) {
+  switch (c) {
+    case 0x00F0:  // ð
+      return "d";
+    case 0x00FE:  // þ
+      return "th";
+    case 0x0138:  // ĸ
+      return "k";
+    case 0x014B:  // ŋ
+      return "n";
+    default:
+      return {};
+  }
 }
 
-// Latin-1 letters U+00C0–U+00FF by their base letter; '1' = "ae", '2' = "th", '3' = "ss",
-// '.' = not a letter (× and ÷), kept as it is.
-constexpr std::string_view kLatin1 =
-    "aaaaaa1ceeeeiiiidnooooo.ouuuuy23"
-    "aaaaaa1ceeeeiiiidnooooo.ouuuuy2y";
-static_assert(kLatin1.size() == 64);
-
-// Latin Extended-A U+0100–U+017F by base letter; '1' = "ij", '2' = "oe".
-constexpr std::string_view kLatinExtendedA =
-    "aaaaaa"
-    "cccccccc"
-    "dddd"
-    "eeeeeeeeee"
-    "gggggggg"
-    "hhhh"
-    "iiiiiiiiii"
-    "11"
-    "jj"
-    "kkk"
-    "llllllllll"
-    "nnnnnnnnn"
-    "oooooo"
-    "22"
-    "rrrrrr"
-    "ssssssss"
-    "tttttt"
-    "uuuuuuuuuuuu"
-    "ww"
-    "yyy"
-    "zzzzzz"
-    "s";
-static_assert(kLatinExtendedA.size() == 128);
-
-// Single code points that read as one ASCII character: letterlike symbols (the holes in the
-// mathematical alphabets), super- and subscripts, modifier letters, small capitals and the
-// Cyrillic and Greek letters that look like Latin ones.
-const std::vector<std::pair<char32_t, char>>& singleFolds() {
-  static const auto* table = [] {
-    auto* folds = new std::vector<std::pair<char32_t, char>>{
-        {0x00AA, 'a'}, {0x00B2, '2'}, {0x00B3, '3'},  {0x00B9, '1'},  {0x00BA, 'o'}, {0x0262, 'g'},
-        {0x026A, 'i'}, {0x0274, 'n'}, {0x0280, 'r'},  {0x028F, 'y'},  {0x0299, 'b'}, {0x029C, 'h'},
-        {0x029F, 'l'}, {0x02B0, 'h'}, {0x02B2, 'j'},  {0x02B3, 'r'},  {0x02B7, 'w'}, {0x02B8, 'y'},
-        {0x02E1, 'l'}, {0x02E2, 's'}, {0x02E3, 'x'},  {0x0391, 'a'},  {0x0392, 'b'}, {0x0395, 'e'},
-        {0x0396, 'z'}, {0x0397, 'h'}, {0x0399, 'i'},  {0x039A, 'k'},  {0x039C, 'm'}, {0x039D, 'n'},
-        {0x039F, 'o'}, {0x03A1, 'p'}, {0x03A4, 't'},  {0x03A5, 'y'},  {0x03A7, 'x'}, {0x03B1, 'a'},
-        {0x03B9, 'i'}, {0x03BD, 'v'}, {0x03BF, 'o'},  {0x03C1, 'p'},  {0x03C5, 'u'}, {0x0405, 's'},
-        {0x0406, 'i'}, {0x0408, 'j'}, {0x0410, 'a'},  {0x0412, 'b'},  {0x0415, 'e'}, {0x041A, 'k'},
-        {0x041C, 'm'}, {0x041D, 'h'}, {0x041E, 'o'},  {0x0420, 'p'},  {0x0421, 'c'}, {0x0422, 't'},
-        {0x0425, 'x'}, {0x0430, 'a'}, {0x0435, 'e'},  {0x043E, 'o'},  {0x0440, 'p'}, {0x0441, 'c'},
-        {0x0443, 'y'}, {0x0445, 'x'}, {0x0455, 's'},  {0x0456, 'i'},  {0x0458, 'j'}, {0x04BB, 'h'},
-        {0x0501, 'd'}, {0x051B, 'q'}, {0x051D, 'w'},  {0x1D00, 'a'},  {0x1D04, 'c'}, {0x1D05, 'd'},
-        {0x1D07, 'e'}, {0x1D0A, 'j'}, {0x1D0B, 'k'},  {0x1D0D, 'm'},  {0x1D0F, 'o'}, {0x1D18, 'p'},
-        {0x1D1B, 't'}, {0x1D1C, 'u'}, {0x1D20, 'v'},  {0x1D21, 'w'},  {0x1D22, 'z'}, {0x1D2C, 'a'},
-        {0x1D2E, 'b'}, {0x1D30, 'd'}, {0x1D31, 'e'},  {0x1D33, 'g'},  {0x1D34, 'h'}, {0x1D35, 'i'},
-        {0x1D36, 'j'}, {0x1D37, 'k'}, {0x1D38, 'l'},  {0x1D39, 'm'},  {0x1D3A, 'n'}, {0x1D3C, 'o'},
-        {0x1D3E, 'p'}, {0x1D3F, 'r'}, {0x1D40, 't'},  {0x1D41, 'u'},  {0x1D42, 'w'}, {0x1D43, 'a'},
-        {0x1D47, 'b'}, {0x1D48, 'd'}, {0x1D49, 'e'},  {0x1D4D, 'g'},  {0x1D4F, 'k'}, {0x1D50, 'm'},
-        {0x1D52, 'o'}, {0x1D56, 'p'}, {0x1D57, 't'},  {0x1D58, 'u'},  {0x1D5B, 'v'}, {0x1D62, 'i'},
-        {0x1D63, 'r'}, {0x1D64, 'u'}, {0x1D65, 'v'},  {0x1D9C, 'c'},  {0x1DA0, 'f'}, {0x1DBB, 'z'},
-        {0x2070, '0'}, {0x2071, 'i'}, {0x207F, 'n'},  {0x2090, 'a'},  {0x2091, 'e'}, {0x2092, 'o'},
-        {0x2093, 'x'}, {0x2095, 'h'}, {0x2096, 'k'},  {0x2097, 'l'},  {0x2098, 'm'}, {0x2099, 'n'},
-        {0x209A, 'p'}, {0x209B, 's'}, {0x209C, 't'},  {0x2102, 'c'},  {0x210A, 'g'}, {0x210B, 'h'},
-        {0x210C, 'h'}, {0x210D, 'h'}, {0x210E, 'h'},  {0x2110, 'i'},  {0x2111, 'i'}, {0x2112, 'l'},
-        {0x2113, 'l'}, {0x2115, 'n'}, {0x2119, 'p'},  {0x211A, 'q'},  {0x211B, 'r'}, {0x211C, 'r'},
-        {0x211D, 'r'}, {0x2124, 'z'}, {0x2128, 'z'},  {0x212C, 'b'},  {0x212D, 'c'}, {0x212F, 'e'},
-        {0x2130, 'e'}, {0x2131, 'f'}, {0x2133, 'm'},  {0x2134, 'o'},  {0x2139, 'i'}, {0x24EA, '0'},
-        {0xA730, 'f'}, {0xA731, 's'}, {0x1D6A4, 'i'}, {0x1D6A5, 'j'},
-    };
-    std::sort(folds->begin(), folds->end());
-    return folds;
-  }();
-  return *table;
-}
-
-// Appends the ASCII reading of `c` and returns true, or returns false when `c` has none.
-bool foldToAscii(char32_t c, std::string& out) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-    return true;
-  }
-  if (inRange(c, 0xC0, 0xFF)) {
-    char base = kLatin1[c - 0xC0];
-    if (base == '.') return false;
-    out += base == '1' ? "ae" : base == '2' ? "th" : base == '3' ? "ss" : std::string(1, base);
-    return true;
-  }
-  if (inRange(c, 0x100, 0x17F)) {
-    char base = kLatinExtendedA[c - 0x100];
-    out += base == '1' ? "ij" : base == '2' ? "oe" : std::string(1, base);
-    return true;
-  }
-  if (inRange(c, 0xFF01, 0xFF5E)) {  // fullwidth ASCII
-    out += static_cast<char>(c - 0xFEE0);
-    return true;
-  }
-  if (inRange(c, 0x1D400, 0x1D6A3)) {  // 13 mathematical Latin alphabets of 52 letters
-    auto index = (c - 0x1D400) % 52;
-    out += static_cast<char>(index < 26 ? 'A' + index : 'a' + (index - 26));
-    return true;
-  }
-  if (inRange(c, 0x1D7CE, 0x1D7FF)) {  // 5 mathematical digit sets
-    out += static_cast<char>('0' + (c - 0x1D7CE) % 10);
-    return true;
-  }
-  struct Run {
-    char32_t first, last;
-    char base;
-  };
-  static constexpr std::array<Run, 10> kRuns = {{
-      {0x2074, 0x2079, '4'},    // superscript 4–9
-      {0x2080, 0x2089, '0'},    // subscript 0–9
-      {0x2460, 0x2468, '1'},    // circled 1–9
-      {0x249C, 0x24B5, 'a'},    // parenthesized a–z
-      {0x24B6, 0x24CF, 'A'},    // circled A–Z
-      {0x24D0, 0x24E9, 'a'},    // circled a–z
-      {0x1F130, 0x1F149, 'A'},  // squared A–Z
-      {0x1F150, 0x1F169, 'A'},  // negative circled A–Z
-      {0x1F170, 0x1F189, 'A'},  // negative squared A–Z
-      {0x1F1E6, 0x1F1FF, 'a'},  // regional indicators
-  }};
-  for (const auto& run : kRuns) {
-    if (inRange(c, run.first, run.last)) {
-      out += static_cast<char>(run.base + (c - run.first));
-      return true;
+// The ASCII letter a Latin letter is a variant of, by its Unicode name: small capitals
+// ("LATIN LETTER SMALL CAPITAL R"), letters with hooks, tails or strokes ("LATIN SMALL LETTER
+// R WITH FISHHOOK") and modifier letters; 0 for anything else.
+char latinLetterByName(char32_t c) {
+  std::string name = unicode::charName(c);
+  for (std::string_view prefix :
+       {"LATIN SMALL LETTER ", "LATIN CAPITAL LETTER ", "LATIN LETTER SMALL CAPITAL ",
+        "MODIFIER LETTER SMALL ", "MODIFIER LETTER CAPITAL ", "LATIN SUBSCRIPT SMALL LETTER "}) {
+    if (!name.starts_with(prefix)) continue;
+    std::string_view rest = std::string_view(name).substr(prefix.size());
+    if (rest.size() >= 1 && rest[0] >= 'A' && rest[0] <= 'Z' &&
+        (rest.size() == 1 || rest.substr(1).starts_with(" WITH "))) {
+      return static_cast<char>(rest[0] - 'A' + 'a');
     }
   }
-  static constexpr std::array<std::string_view, 7> kLigatures = {"ff",  "fi", "fl", "ffi",
-                                                                 "ffl", "st", "st"};
-  if (inRange(c, 0xFB00, 0xFB06)) {
-    out += kLigatures[c - 0xFB00];
-    return true;
-  }
-  const auto& folds = singleFolds();
-  auto it = std::lower_bound(folds.begin(), folds.end(), std::pair<char32_t, char>{c, 0});
-  if (it != folds.end() && it->first == c) {
-    out += it->second;
-    return true;
-  }
-  return false;
+  return 0;
 }
 
-bool isAsciiLower(char c) { return c >= 'a' && c <= 'z'; }
-bool isAsciiUpper(char c) { return c >= 'A' && c <= 'Z'; }
+// Returns `text` without its combining marks, or "" when what is left is not all ASCII.
+std::string asciiWithoutMarks(std::string_view text) {
+  std::string out;
+  for (char32_t c : decodeUtf8(text)) {
+    if (c < 0x80) {
+      out += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    } else if (unicode::charKind(c) != unicode::CharKind::kMark) {
+      return {};
+    }
+  }
+  return out;
+}
+
+bool isAsciiAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+// The ASCII reading of one non-ASCII code point of NFKC_Casefold text: a letter or number
+// that looks like ASCII letters reads as them (its UTS #39 skeleton without marks: Cyrillic
+// "о" and Armenian "օ" read "o", "é" reads "e"; else, for a Latin letter, the letter its name
+// gives: small capital "ʀ" reads "r"); a character that looks like one ASCII punctuation mark
+// reads as it ("’" and "ʼ" read "'", "∕" reads "/", "∣" reads "|"); a space is a space; a lone
+// combining mark is dropped; anything else stays as it is.
+std::string foldCodePoint(char32_t c) {
+  std::string utf8;
+  appendUtf8(utf8, c);
+  auto kind = unicode::charKind(c);
+  if (kind == unicode::CharKind::kSpace) return " ";
+  if (kind == unicode::CharKind::kMark) return {};
+  if (kind == unicode::CharKind::kControl) return utf8;
+  if (auto extra = latinSupplement(c); !extra.empty()) return std::string(extra);
+  std::string ascii = asciiWithoutMarks(unicode::confusableSkeleton(utf8));
+  bool symbol = kind == unicode::CharKind::kOther;
+  if (!symbol && !ascii.empty() && std::all_of(ascii.begin(), ascii.end(), isAsciiAlnum)) {
+    return ascii;
+  }
+  if (symbol && ascii == "l") return "|";  // "l" is the skeleton of "|" itself
+  if (ascii.size() == 1 && !isAsciiAlnum(ascii[0]) && ascii[0] != ' ') return ascii;
+  if (kind == unicode::CharKind::kLetter) {
+    if (char base = latinLetterByName(c)) return std::string(1, base);
+  }
+  return utf8;
+}
+
+// foldCodePoint, remembered: each distinct code point costs ICU calls once per thread.
+const std::string& foldCached(char32_t c) {
+  thread_local std::unordered_map<char32_t, std::string> cache;
+  auto it = cache.find(c);
+  if (it == cache.end()) it = cache.emplace(c, foldCodePoint(c)).first;
+  return it->second;
+}
+
+bool isPlainAscii(std::string_view text) {
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
 
 }  // namespace
 
@@ -234,51 +175,112 @@ void appendUtf8(std::string& out, char32_t c) {
 
 bool isInvisible(char32_t c) {
   if (isSpace(c)) return false;
-  return c < 0x20 || inRange(c, 0x7F, 0x9F) || c == 0xAD || c == 0x034F || c == 0x061C ||
-         c == 0x115F || c == 0x1160 || c == 0x17B4 || c == 0x17B5 || inRange(c, 0x180B, 0x180E) ||
-         inRange(c, 0x200B, 0x200F) || inRange(c, 0x202A, 0x202E) || inRange(c, 0x2060, 0x2064) ||
-         inRange(c, 0x2066, 0x206F) || c == 0x3164 || inRange(c, 0xFE00, 0xFE0F) || c == 0xFEFF ||
-         c == 0xFFA0 || inRange(c, 0x1D173, 0x1D17A) || inRange(c, 0xE0000, 0xE007F) ||
-         inRange(c, 0xE0100, 0xE01EF);
+  return c < 0x20 || inRange(c, 0x7F, 0x9F) || unicode::isDefaultIgnorable(c);
+}
+
+bool hasInvisible(std::string_view text) {
+  if (isPlainAscii(text)) {
+    return std::any_of(text.begin(), text.end(),
+                       [](char c) { return isInvisible(static_cast<unsigned char>(c)); });
+  }
+  std::u32string decoded = decodeUtf8(text);
+  return std::any_of(decoded.begin(), decoded.end(), [](char32_t c) { return isInvisible(c); });
+}
+
+std::string stripInvisible(std::string_view text) {
+  if (isPlainAscii(text)) {
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+      if (!isInvisible(static_cast<unsigned char>(c))) out += c;
+    }
+    return out;
+  }
+  std::string out;
+  out.reserve(text.size());
+  for (char32_t c : decodeUtf8(text)) {
+    if (!isInvisible(c)) appendUtf8(out, c);
+  }
+  return out;
+}
+
+std::string hiddenTagText(std::string_view text) {
+  if (text.find('\xF3') == std::string_view::npos) return {};
+  std::u32string decoded = decodeUtf8(text);
+  std::string hidden;
+  for (size_t i = 0; i < decoded.size(); ++i) {
+    if (!inRange(decoded[i], 0xE0000, 0xE007F)) continue;
+    size_t end = i;
+    while (end < decoded.size() && inRange(decoded[end], 0xE0000, 0xE007F)) ++end;
+    // A flag such as England's is U+1F3F4, tag letters, then CANCEL TAG U+E007F.
+    bool flag = i > 0 && decoded[i - 1] == 0x1F3F4 && decoded[end - 1] == 0xE007F;
+    for (size_t k = i; !flag && k < end; ++k) {
+      if (inRange(decoded[k], 0xE0020, 0xE007E)) hidden += static_cast<char>(decoded[k] - 0xE0000);
+    }
+    if (!flag) hidden += ' ';
+    i = end;
+  }
+  return hidden;
 }
 
 std::string normalizeForScan(std::string_view text, const NormalizeOptions& options) {
-  std::string folded;
-  folded.reserve(text.size());
-  bool ascii = std::all_of(text.begin(), text.end(),
-                           [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  // Step 1, on the text as written: invisibles removed or spaced, camelCase split (case is
+  // gone after folding).
+  std::string prepared;
+  prepared.reserve(text.size());
+  bool ascii = isPlainAscii(text);
   std::u32string decoded;
   if (!ascii) decoded = decodeUtf8(text);
   size_t count = ascii ? text.size() : decoded.size();
+  char32_t previous = 0;
   for (size_t index = 0; index < count; ++index) {
     char32_t c =
         ascii ? static_cast<char32_t>(static_cast<unsigned char>(text[index])) : decoded[index];
     if (isInvisible(c)) {
-      if (options.invisibles == InvisibleMode::kSpace) folded += ' ';
+      if (options.invisibles == InvisibleMode::kSpace) prepared += ' ';
       continue;
     }
-    if (isCombiningMark(c)) continue;
-    if (isSpace(c)) {
-      folded += ' ';
-      continue;
+    if (options.splitCamelCase && c >= 'A' && c <= 'Z' && previous >= 'a' && previous <= 'z') {
+      prepared += ' ';
     }
-    if (!foldToAscii(c, folded)) appendUtf8(folded, c);
+    previous = c;
+    if (ascii) {
+      prepared += static_cast<char>(c);
+    } else {
+      appendUtf8(prepared, c);
+    }
   }
+  // Step 2: NFKC_Casefold (fullwidth, mathematical and circled letters, ligatures, case),
+  // then each remaining non-ASCII code point read as the ASCII it looks like.
+  std::string folded;
+  if (ascii) {
+    folded = std::move(prepared);
+    for (char& c : folded) {
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    }
+  } else {
+    std::string casefolded = unicode::nfkcCasefold(prepared);
+    folded.reserve(casefolded.size());
+    for (char32_t c : decodeUtf8(casefolded)) {
+      if (c < 0x80) {
+        folded += static_cast<char>(c);
+      } else {
+        folded += foldCached(c);
+      }
+    }
+  }
+  // Step 3: every run of whitespace becomes one space, none at either end.
   std::string out;
   out.reserve(folded.size());
   bool pendingSpace = false;
-  for (size_t i = 0; i < folded.size(); ++i) {
-    char c = folded[i];
-    if (c == ' ') {
+  for (char c : folded) {
+    if (c == ' ' || (c >= '\t' && c <= '\r')) {
       pendingSpace = !out.empty();
       continue;
     }
-    if (options.splitCamelCase && isAsciiUpper(c) && i > 0 && isAsciiLower(folded[i - 1])) {
-      pendingSpace = true;
-    }
     if (pendingSpace) out += ' ';
     pendingSpace = false;
-    out += isAsciiUpper(c) ? static_cast<char>(c - 'A' + 'a') : c;
+    out += c;
   }
   return out;
 }

@@ -14,9 +14,22 @@ std::u32string decodeUtf8(std::string_view text);
 void appendUtf8(std::string& out, char32_t codePoint);
 
 /// Returns true for characters that take no space on screen but can split a word for a
-/// matcher: zero-width space/joiner/non-joiner, word joiner, BOM, soft hyphen, bidi controls,
-/// variation selectors, tag characters U+E0000–E007F and C0/C1 controls other than whitespace.
+/// matcher or hide text from a reader: every Default_Ignorable_Code_Point (zero-width
+/// space/joiner/non-joiner, word joiner, BOM, soft hyphen, bidi controls, variation selectors,
+/// Hangul fillers, tag characters U+E0000–E007F, …) and C0/C1 controls other than whitespace.
 bool isInvisible(char32_t codePoint);
+
+/// Returns true when `text` holds an invisible character (see isInvisible).
+bool hasInvisible(std::string_view text);
+
+/// Returns `text` without its invisible characters (see isInvisible), as well-formed UTF-8.
+/// This is what kaja offers the model in place of a server's text.
+std::string stripInvisible(std::string_view text);
+
+/// Returns the ASCII that Unicode tag characters in `text` spell (U+E0041 is "A"), one run
+/// per word, or "" when there are none. Tag characters draw nothing, yet a model can read
+/// them. The tag letters of a flag emoji (U+1F3F4, tags, U+E007F) do not count.
+std::string hiddenTagText(std::string_view text);
 
 /// What normalisation does with an invisible character.
 enum class InvisibleMode {
@@ -33,12 +46,14 @@ struct NormalizeOptions {
 };
 
 /// Returns `text` the way a prompt-injection matcher wants it: invisible characters removed
-/// or turned into spaces, compatibility forms folded to ASCII (fullwidth, mathematical
-/// alphanumerics, letterlike symbols, circled and squared letters, ligatures, super- and
-/// subscripts, small capitals, common Cyrillic and Greek look-alikes), accents stripped from
-/// Latin-1 and Latin Extended-A letters, combining marks removed, ASCII lowercased and every
-/// run of whitespace collapsed to one space with none at either end. Code points it does not
-/// know are kept as UTF-8.
+/// or turned into spaces; then ICU's NFKC_Casefold (fullwidth, mathematical, circled and
+/// letterlike forms, ligatures, super- and subscripts, case); then each letter or number
+/// that looks like ASCII read as that ASCII (its UTS #39 confusable skeleton without accents:
+/// Cyrillic, Greek, Armenian and IPA look-alikes, "é" as "e"), each punctuation mark or
+/// symbol that looks like one ASCII mark read as it ("’" as "'", "‒" as "-"), combining marks
+/// removed and every run of whitespace collapsed to one space with none at either end.
+/// Other code points (other scripts, the braille blank U+2800, "·") are kept as UTF-8; a
+/// matcher treats every code point that is no letter as a word break.
 std::string normalizeForScan(std::string_view text, const NormalizeOptions& options = {});
 
 }  // namespace kaja::core::policy

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "core/policy/approval.h"
+#include "core/policy/text_normalizer.h"
+#include "core/util/quote.h"
 
 namespace kaja::core::policy {
 namespace {
@@ -11,7 +13,47 @@ bool listed(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-std::string quoted(const std::string& text) { return "\"" + text + "\""; }
+std::string quoted(const std::string& text) { return quoteForMessage(text); }
+
+// Deeper than this a schema was already refused by the scan (ScanLimits::maxSchemaDepth).
+constexpr int kMaxStripDepth = 64;
+
+// True when `text` may hold an invisible character: a control other than whitespace, DEL, or
+// any non-ASCII byte. Most tool text is plain ASCII and is then left alone.
+bool mayHoldInvisible(const std::string& text) {
+  return std::any_of(text.begin(), text.end(), [](char c) {
+    auto byte = static_cast<unsigned char>(c);
+    return byte >= 0x7F || (byte < 0x20 && (byte < '\t' || byte > '\r'));
+  });
+}
+
+void strip(std::string& text) {
+  if (mayHoldInvisible(text)) text = stripInvisible(text);
+}
+
+void stripStrings(mcp::Json& value, int depth) {
+  if (value.is_string()) {
+    strip(value.get_ref<std::string&>());
+    return;
+  }
+  if (depth >= kMaxStripDepth || !value.is_structured()) return;
+  for (auto& child : value) stripStrings(child, depth + 1);
+}
+
+// The tool as the model is shown it: every string but the name without invisible characters
+// (a name or key holding one was refused by the scan, since it is sent back as written).
+mcp::Tool offerable(const mcp::Tool& tool) {
+  mcp::Tool out = tool;
+  strip(out.title);
+  strip(out.description);
+  stripStrings(out.inputSchema, 0);
+  if (out.raw.is_object()) {
+    for (auto& [key, value] : out.raw.items()) {
+      if (key != "name") stripStrings(value, 0);
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -62,7 +104,7 @@ FilteredTools filterTools(const Ability& ability, const PersonaEntry* entry,
                                 std::move(findings)});
       continue;
     }
-    result.offered.push_back(tool);
+    result.offered.push_back(offerable(tool));
   }
   return result;
 }

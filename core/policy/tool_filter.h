@@ -30,7 +30,9 @@ bool allFoldersReadOnly(const PersonaEntry& entry);
 /// The first step of the pipeline: returns the server's `tools` minus, in this order, the
 /// ones not in the ability's `tools` allow-list (K1), not in the persona entry's `tools`
 /// (K13), writing tools (see isWritingTool) when every folder the entry gives is read-only
-/// (K15), and tools whose model-facing text has a prompt-injection finding (T7).
+/// (K15), and tools whose model-facing text has a prompt-injection finding (T7). The offered
+/// tools are copies with invisible characters (see stripInvisible) taken out of every string
+/// but the name, so the model is shown exactly the text that was scanned.
 /// `entry` may be null (no persona narrows the ability); it is not kept.
 FilteredTools filterTools(const Ability& ability, const PersonaEntry* entry,
                           const std::vector<mcp::Tool>& tools, const ScanLimits& limits = {});

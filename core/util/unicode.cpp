@@ -2,6 +2,7 @@
 
 #include <unicode/bytestream.h>
 #include <unicode/normalizer2.h>
+#include <unicode/uchar.h>
 #include <unicode/unistr.h>
 #include <unicode/uspoof.h>
 #include <unicode/utf8.h>
@@ -98,6 +99,49 @@ std::string confusableSkeleton(std::string_view text) {
   uspoof_getSkeletonUnicodeString(checker, 0, input, skeleton, &status);
   if (U_FAILURE(status)) return toUtf8(input);
   return toUtf8(skeleton);
+}
+
+CharKind charKind(char32_t codePoint) {
+  auto c = static_cast<UChar32>(codePoint);
+  if (u_isUWhiteSpace(c)) return CharKind::kSpace;
+  int8_t type = u_charType(c);
+  switch (type) {
+    case U_UPPERCASE_LETTER:
+    case U_LOWERCASE_LETTER:
+    case U_TITLECASE_LETTER:
+    case U_MODIFIER_LETTER:
+    case U_OTHER_LETTER:
+      return CharKind::kLetter;
+    case U_NON_SPACING_MARK:
+    case U_ENCLOSING_MARK:
+    case U_COMBINING_SPACING_MARK:
+      return CharKind::kMark;
+    case U_DECIMAL_DIGIT_NUMBER:
+    case U_LETTER_NUMBER:
+    case U_OTHER_NUMBER:
+      return CharKind::kNumber;
+    case U_CONTROL_CHAR:
+    case U_UNASSIGNED:
+    case U_SURROGATE:
+      return CharKind::kControl;
+    default:
+      return CharKind::kOther;
+  }
+}
+
+bool isDefaultIgnorable(char32_t codePoint) {
+  return u_hasBinaryProperty(static_cast<UChar32>(codePoint), UCHAR_DEFAULT_IGNORABLE_CODE_POINT);
+}
+
+std::string charName(char32_t codePoint) {
+  char buffer[128];
+  UErrorCode status = U_ZERO_ERROR;
+  int32_t length = u_charName(static_cast<UChar32>(codePoint), U_UNICODE_CHAR_NAME, buffer,
+                              sizeof buffer, &status);
+  if (U_FAILURE(status) || length <= 0 || length >= static_cast<int32_t>(sizeof buffer)) {
+    return {};
+  }
+  return std::string(buffer, static_cast<size_t>(length));
 }
 
 }  // namespace kaja::core::unicode

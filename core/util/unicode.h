@@ -28,4 +28,26 @@ std::string nfkcCasefold(std::string_view text);
 /// Falls back to `text` itself when ICU's confusable data cannot be opened.
 std::string confusableSkeleton(std::string_view text);
 
+/// What a code point is, by its Unicode general category.
+enum class CharKind {
+  kLetter,   ///< L*: a letter of any script
+  kMark,     ///< M*: a combining mark (accent, vowel sign)
+  kNumber,   ///< N*: a digit or other number
+  kSpace,    ///< White_Space (tab, newline, U+00A0, U+3000, …)
+  kControl,  ///< Cc that is not White_Space, and unassigned or surrogate code points
+  kOther,    ///< punctuation, symbols, format characters
+};
+
+/// Returns the kind of `codePoint`.
+CharKind charKind(char32_t codePoint);
+
+/// Returns true for Default_Ignorable_Code_Point characters: zero-width space and joiners,
+/// soft hyphen, bidi controls, variation selectors, tag characters U+E0000–E007F, Hangul
+/// fillers and the like. They draw nothing, yet split or hide words.
+bool isDefaultIgnorable(char32_t codePoint);
+
+/// Returns the Unicode name of `codePoint` ("LATIN LETTER SMALL CAPITAL R"), or "" when it
+/// has none.
+std::string charName(char32_t codePoint);
+
 }  // namespace kaja::core::unicode

@@ -5,6 +5,9 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/support/temp_dir.h"
 
@@ -104,6 +107,54 @@ TEST(SecretsTest, CheckKeyRefusesEmptyAndControlCharacters) {
   EXPECT_FALSE(Secrets::checkKey("abc\ndef").has_value());
   EXPECT_FALSE(Secrets::checkKey("abc\tdef").has_value());
   EXPECT_TRUE(Secrets::checkKey("sk-abc_DEF.123").has_value());
+}
+
+TEST(SecretsTest, ControlCharactersInAHandEditedKeyAreRefusedWithoutShowingIt) {
+  // Each spelling a hand edit or a hostile file can give: TOML escapes and raw bytes.
+  const std::vector<std::pair<std::string, std::string>> spellings = {
+      {"crlf", R"("SECRETVALUE\r\nX-Injected: 1")"},
+      {"lf", R"("SECRETVALUE\nHost: evil")"},
+      {"cr", R"("SECRETVALUE\r")"},
+      {"nul", R"("SECRETVALUE\u0000")"},
+      {"tab", R"("SECRETVALUE\tX")"},
+      {"esc", R"("SECRETVALUE\u001b[2J")"},
+      {"del", R"("SECRETVALUE\u007f")"},
+      {"c1 next line", R"("SECRETVALUE\u0085X")"},
+      {"multi-line string", "\"\"\"SECRETVALUE\nX-Injected: 1\"\"\""},
+      {"literal multi-line", "'''SECRETVALUE\r\nX: 1'''"},
+  };
+  for (const auto& [spelling, value] : spellings) {
+    kaja::testing::TempDir dir;
+    std::string file = dir.write(
+        "secrets.toml",
+        "[abilities.good]\napi_key = \"fine\"\n[abilities.geo]\napi_key = " + value + "\n");
+    auto loaded = Secrets::load(file);
+    ASSERT_FALSE(loaded.has_value()) << spelling;
+    std::string said = loaded.error().describe() + loaded.error().detail;
+    EXPECT_EQ(loaded.error().code, ErrorCode::kInvalidConfig) << spelling;
+    EXPECT_THAT(said, HasSubstr(file)) << spelling;
+    EXPECT_THAT(said, HasSubstr("\"geo\"")) << spelling;
+    EXPECT_THAT(said, HasSubstr("control character")) << spelling;
+    EXPECT_THAT(said, Not(HasSubstr("SECRET"))) << spelling;
+    EXPECT_THAT(said, Not(HasSubstr("Inject"))) << spelling;
+    EXPECT_EQ(said.find('\n'), std::string::npos) << spelling;
+  }
+}
+
+TEST(SecretsTest, AnAbilityNameWithAControlCharacterIsShownEscaped) {
+  kaja::testing::TempDir dir;
+  std::string file =
+      dir.write("secrets.toml", "[abilities.\"a\\u001b[31mb\"]\napi_key = \"k\\r\\n\"\n");
+  auto loaded = Secrets::load(file);
+  ASSERT_FALSE(loaded.has_value());
+  EXPECT_THAT(loaded.error().describe(), HasSubstr(R"("a\u001b[31mb")"));
+  EXPECT_EQ(loaded.error().describe().find('\x1b'), std::string::npos);
+}
+
+TEST(SecretsTest, CheckKeyRefusesC1ControlsToo) {
+  EXPECT_FALSE(Secrets::checkKey("abc\u0085def").has_value());
+  EXPECT_FALSE(Secrets::checkKey("abc\u009bdef").has_value());
+  EXPECT_TRUE(Secrets::checkKey("abc\u00a0def\u00e9").has_value());
 }
 
 }  // namespace

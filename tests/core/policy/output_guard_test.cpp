@@ -74,16 +74,33 @@ TEST(OutputGuardTest, MediaPassesWholeUpToItsLimitThenBecomesANote) {
   EXPECT_EQ(out.report.textBytesCut, 0u);  // a 600-byte image does not spend the text budget
 }
 
-TEST(OutputGuardTest, OversizedStructuredContentIsDroppedAndTextKept) {
-  Json big = {{"rows", std::string(5000, 'r')}};
+TEST(OutputGuardTest, OversizedStructuredContentIsCutKeepingItsShape) {
+  Json big = {{"rows", std::string(5000, 'r')}, {"count", 2}};
   auto out = guardOutput(resultWith(Json::array({text("summary")}), {{"structuredContent", big}}),
                          {32768, 1000, 1000});
-  EXPECT_TRUE(out.report.structuredDropped);
-  EXPECT_FALSE(out.result.structuredContent().has_value());
+  EXPECT_FALSE(out.report.structuredDropped);
+  EXPECT_GT(out.report.structuredBytesCut, 4000u);
+  auto structured = out.result.structuredContent();
+  ASSERT_TRUE(structured.has_value());
+  EXPECT_EQ((*structured)["count"], 2);
+  std::string rows = (*structured)["rows"];
+  EXPECT_TRUE(rows.starts_with(std::string(900, 'r')));
+  EXPECT_THAT(rows, HasSubstr("more bytes cut]"));
+  EXPECT_LE(structured->dump().size(), 1100u);
   ASSERT_EQ(out.result.content().size(), 2u);
   EXPECT_EQ(out.result.content()[0], text("summary"));
   EXPECT_THAT(out.result.content()[1]["text"].get<std::string>(),
-              HasSubstr("structured content of 5011 bytes was left out"));
+              HasSubstr("structured content was cut to its first 1000 bytes"));
+}
+
+TEST(OutputGuardTest, StructuredContentWithNoRoomIsDroppedWithANote) {
+  auto out =
+      guardOutput(resultWith(Json::array(), {{"structuredContent", {{"a", "b"}}}}), {100, 100, 0});
+  EXPECT_TRUE(out.report.structuredDropped);
+  EXPECT_FALSE(out.result.structuredContent().has_value());
+  ASSERT_EQ(out.result.content().size(), 1u);
+  EXPECT_THAT(out.result.content()[0]["text"].get<std::string>(),
+              HasSubstr("structured content of 10 bytes was left out"));
 }
 
 TEST(OutputGuardTest, EmbeddedResourcesCountAsTextOrMedia) {

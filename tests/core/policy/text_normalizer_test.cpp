@@ -64,5 +64,48 @@ TEST(TextNormalizerTest, LowercasesAndCollapsesWhitespace) {
   EXPECT_EQ(normalizeForScan("\u65E5\u672C"), "\u65E5\u672C");  // unknown scripts are kept
 }
 
+TEST(TextNormalizerTest, FoldsLookAlikesOutsideAnyTable) {
+  EXPECT_EQ(normalizeForScan("I\u0261nore"), "ignore");  // U+0261 script g
+  EXPECT_EQ(normalizeForScan("y\u0585ur"), "your");      // U+0585 Armenian o
+  EXPECT_EQ(normalizeForScan("\u0251ll"), "all");        // U+0251 Latin alpha
+  EXPECT_EQ(normalizeForScan("\u057Dser"), "user");      // U+057D Armenian se
+  EXPECT_EQ(normalizeForScan("\u2C9Fbey"), "obey");      // U+2C9F Coptic o
+  EXPECT_EQ(normalizeForScan("\uA4F2GNORE"), "lgnore");  // Lisu I reads l, as I does
+  EXPECT_EQ(normalizeForScan("\u026A\u0262\u0274\u1D0F\u0280\u1D07"), "ignore");  // small caps
+  EXPECT_EQ(normalizeForScan("\u029C\u026A\u1D05\u1D07 \u029F\u0299"), "hide lb");
+  EXPECT_EQ(normalizeForScan("p\u027Eompt"), "prompt");  // r with fishhook
+  EXPECT_EQ(normalizeForScan("\u00DEe \u00F0og \u0142ist \u00F8ne \u0111one"),
+            "the dog list one done");
+}
+
+TEST(TextNormalizerTest, FoldsPunctuationLookAlikesAndKeepsOtherSeparators) {
+  EXPECT_EQ(normalizeForScan("Don\u2019t"), "don't");
+  EXPECT_EQ(normalizeForScan("Don\u02BCt"), "don't");  // a modifier letter, not punctuation
+  EXPECT_EQ(normalizeForScan("a\u2012b\u2010c"), "a-b-c");
+  EXPECT_EQ(normalizeForScan("~\u2215.ssh"), "~/.ssh");
+  EXPECT_EQ(normalizeForScan("<\u2223im"), "<|im");
+  // Separators that look like nothing ASCII stay, and the scanner breaks words on them.
+  EXPECT_EQ(normalizeForScan("a\u2800b"), "a\u2800b");
+  EXPECT_EQ(normalizeForScan("a\u00B7b"), "a\u00B7b");
+}
+
+TEST(TextNormalizerTest, StripInvisibleKeepsVisibleText) {
+  EXPECT_EQ(stripInvisible("Re\u200Bturns \u2066data\u2069\u0007 \u00ADok\U000E0041"),
+            "Returns data ok");
+  EXPECT_EQ(stripInvisible("line\nnext\ttab \u00E9\u65E5"), "line\nnext\ttab \u00E9\u65E5");
+  EXPECT_EQ(stripInvisible("a\x1b[31mb"), "a[31mb");
+  EXPECT_EQ(stripInvisible("bad\xFF"), "bad\uFFFD");
+}
+
+TEST(TextNormalizerTest, HiddenTagTextIsReadOutButFlagsAreNot) {
+  std::string tags;
+  for (char c : std::string("Hi there")) appendUtf8(tags, 0xE0000 + static_cast<char32_t>(c));
+  EXPECT_EQ(hiddenTagText("ok" + tags + "."), "Hi there ");
+  EXPECT_EQ(hiddenTagText("plain"), "");
+  // England's flag: U+1F3F4, tag letters "gbeng", CANCEL TAG.
+  std::string england = "\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F";
+  EXPECT_EQ(hiddenTagText("Go " + england), "");
+}
+
 }  // namespace
 }  // namespace kaja::core::policy

@@ -1,0 +1,260 @@
+// The output guard against results a hostile or broken server sends: every block and field is
+// bounded, malformed parts are shown rather than dropped, and every change is said.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <random>
+
+#include "core/policy/output_guard.h"
+
+namespace kaja::core::policy {
+namespace {
+
+using mcp::Json;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+mcp::ToolResult resultOf(Json raw) {
+  mcp::ToolResult result;
+  result.raw = std::move(raw);
+  return result;
+}
+
+std::string textAt(const GuardedOutput& out, size_t index) {
+  const Json& block = out.result.content().at(index);
+  return block.at("text").get<std::string>();
+}
+
+// Every string a model could be shown, joined.
+std::string allText(const GuardedOutput& out) { return out.result.raw.dump(); }
+
+// The guarded result must always be writable as strict JSON and bounded by the limits.
+void expectBounded(const GuardedOutput& out, const OutputLimits& limits) {
+  std::string strict;
+  ASSERT_NO_THROW(strict = out.result.raw.dump());
+  size_t bound =
+      limits.textBytes + limits.mediaBytes + limits.structuredBytes + limits.metaBytes + 8192;
+  EXPECT_LE(strict.size(), bound);
+}
+
+TEST(OutputGuardHostileTest, UnknownAndMiscasedTypesAreShownAsJsonText) {
+  for (const char* type : {"TEXT", "Image", "foo", "", "text "}) {
+    Json block = {{"type", type}, {"text", "hello"}, {"data", "QUJD"}};
+    auto out = guardOutput(resultOf({{"content", Json::array({block})}}));
+    ASSERT_EQ(out.result.content().size(), 1u) << type;
+    EXPECT_EQ(out.result.content()[0]["type"], "text");
+    std::string shown = textAt(out, 0);
+    EXPECT_THAT(shown, StartsWith("[kaja: a content block was passed on as JSON text because its "
+                                  "type"))
+        << type;
+    EXPECT_THAT(shown, HasSubstr("\"hello\""));
+    EXPECT_EQ(out.report.blocksReplaced, 1u);
+    EXPECT_TRUE(out.report.changed());
+  }
+}
+
+TEST(OutputGuardHostileTest, BlocksWithFieldsOfTheWrongTypeAreShownNotTrusted) {
+  const std::vector<std::pair<Json, std::string>> cases = {
+      {{{"type", "text"}, {"text", 5}}, "its text is not a string"},
+      {{{"type", "text"}, {"text", {{"nested", "object"}}}}, "its text is not a string"},
+      {{{"type", "text"}}, "its text is not a string"},
+      {{{"type", "image"}, {"data", 7}, {"mimeType", "image/png"}}, "its data is not a string"},
+      {{{"type", "audio"}, {"data", "QUJD"}, {"mimeType", 7}}, "its mimeType is not a string"},
+      {{{"type", 5}, {"text", "x"}}, "its type is missing or not a string"},
+      {{{"type", "resource"}, {"resource", "file:///x"}}, "its resource is not an object"},
+      {{{"type", "resource"}, {"resource", {{"uri", "file:///x"}, {"text", "a"}, {"blob", "b"}}}},
+       "not exactly one string text or blob"},
+      {{{"type", "resource_link"}, {"uri", Json::array()}}, "its uri is not a string"},
+      {5, "it is not a JSON object"},
+      {"plain string", "it is not a JSON object"},
+      {Json::array({Json::array({{{"type", "text"}, {"text", "deep"}}})}),
+       "it is not a JSON object"},
+      {nullptr, "it is not a JSON object"},
+  };
+  for (const auto& [block, why] : cases) {
+    auto out = guardOutput(resultOf({{"content", Json::array({block})}}));
+    ASSERT_EQ(out.result.content().size(), 1u) << block.dump();
+    EXPECT_THAT(textAt(out, 0), HasSubstr(why)) << block.dump();
+    EXPECT_EQ(out.report.blocksReplaced, 1u) << block.dump();
+    expectBounded(out, {});
+  }
+}
+
+TEST(OutputGuardHostileTest, ContentThatIsNoArrayAndResultsThatAreNoObjectAreShown) {
+  auto out = guardOutput(resultOf({{"content", "just a string"}}));
+  ASSERT_EQ(out.result.content().size(), 1u);
+  EXPECT_THAT(textAt(out, 0), HasSubstr("the content is not an array"));
+  auto notObject = guardOutput(resultOf(Json::array({1, 2})));
+  EXPECT_TRUE(notObject.result.isError());
+  EXPECT_THAT(textAt(notObject, 0), HasSubstr("[1,2]"));
+}
+
+TEST(OutputGuardHostileTest, AHugeMalformedBlockCostsNoMoreThanTheTextBudget) {
+  Json block = {{"type", "TEXT"}, {"text", std::string(3'000'000, 'x')}};
+  OutputLimits limits{1000, 100, 100, 100};
+  auto out = guardOutput(resultOf({{"content", Json::array({block, block})}}), limits);
+  expectBounded(out, limits);
+  EXPECT_THAT(textAt(out, 0), HasSubstr("bytes of it were cut"));
+  EXPECT_GT(out.report.textBytesCut, 5'990'000u);  // both blocks, as JSON, less what was shown
+}
+
+TEST(OutputGuardHostileTest, MetaAndExtraFieldsAreKeptWhenSmallAndCutWhenLarge) {
+  Json small = {{"type", "text"},
+                {"text", "hi"},
+                {"_meta", {{"a", 1}}},
+                {"annotations", {{"audience", {"user"}}}}};
+  auto kept = guardOutput(resultOf({{"content", {small}}, {"_meta", {{"trace", "t"}}}}));
+  EXPECT_FALSE(kept.report.changed());
+  EXPECT_EQ(kept.result.content()[0], small);
+  EXPECT_EQ(kept.result.raw["_meta"]["trace"], "t");
+
+  std::string huge(2'000'000, 'm');
+  Json block = {{"type", "text"}, {"text", "hi"}, {"_meta", {{"blob", huge}}}, {"x-extra", huge}};
+  OutputLimits limits{1000, 1000, 1000, 4096};
+  auto out = guardOutput(
+      resultOf({{"content", {block, block}}, {"_meta", huge}, {"unknownField", {huge, huge}}}),
+      limits);
+  expectBounded(out, limits);
+  EXPECT_GT(out.report.metaBytesCut, 7'000'000u);
+  EXPECT_EQ(textAt(out, 0), "hi");
+  EXPECT_THAT(allText(out), HasSubstr("more bytes cut]"));
+  EXPECT_THAT(textAt(out, out.result.content().size() - 1),
+              HasSubstr("bytes of _meta, annotations, names and other fields were cut"));
+}
+
+TEST(OutputGuardHostileTest, HugeIdentifiersAreCutWithAMarker) {
+  std::string uri = "file:///" + std::string(100'000, 'u');
+  Json link = {{"type", "resource_link"}, {"uri", uri}, {"name", std::string(5000, 'n')}};
+  Json resource = {{"type", "resource"}, {"resource", {{"uri", uri}, {"text", "body"}}}};
+  auto out = guardOutput(resultOf({{"content", {link, resource}}}));
+  expectBounded(out, {});
+  EXPECT_LT(out.result.content()[0]["uri"].get<std::string>().size(), 1100u);
+  EXPECT_THAT(out.result.content()[0]["uri"].get<std::string>(), HasSubstr("more bytes cut]"));
+  EXPECT_EQ(out.result.content()[1]["resource"]["text"], "body");
+  EXPECT_GT(out.report.metaBytesCut, 200'000u);
+}
+
+TEST(OutputGuardHostileTest, TagCharactersAreTakenOutOfTextWithANote) {
+  // Tag characters U+E0020–E007E are F3 A0 80 A0 – F3 A0 81 BE.
+  std::string tags;
+  for (char32_t c = 0xE0020; c <= 0xE007E; ++c) {
+    tags += static_cast<char>(0xF0 | (c >> 18));
+    tags += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+    tags += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    tags += static_cast<char>(0x80 | (c & 0x3F));
+  }
+  Json blocks = {{{"type", "text"}, {"text", "visible" + tags + " text"}},
+                 {{"type", "resource"}, {"resource", {{"uri", "file:///a"}, {"text", tags}}}}};
+  auto out = guardOutput(resultOf({{"content", blocks}}));
+  EXPECT_EQ(textAt(out, 0), "visible text");
+  EXPECT_EQ(out.result.content()[1]["resource"]["text"], "");
+  EXPECT_EQ(out.report.hiddenCharactersRemoved, 2u * 95u);
+  EXPECT_THAT(textAt(out, 2), HasSubstr("190 invisible Unicode tag characters"));
+
+  // The same in structuredContent and in _meta, which a model may read as well.
+  auto structured = guardOutput(resultOf({{"content", Json::array()},
+                                          {"structuredContent", {{"v", "a" + tags + "b"}}},
+                                          {"_meta", {{"note", tags}}}}));
+  EXPECT_EQ(structured.result.raw["structuredContent"]["v"], "ab");
+  EXPECT_EQ(structured.result.raw["_meta"]["note"], "");
+  EXPECT_EQ(structured.report.hiddenCharactersRemoved, 2u * 95u);
+}
+
+TEST(OutputGuardHostileTest, IllFormedUtf8BecomesReplacementCharacters) {
+  Json raw = Json::object();
+  raw["content"] = Json::array({{{"type", "text"}, {"text", std::string("ok \xFF\xC3 end")}}});
+  raw["structuredContent"] = {{"v", std::string("\xED\xA0\x80")}};
+  auto out = guardOutput(resultOf(raw));
+  EXPECT_EQ(textAt(out, 0), "ok \uFFFD\uFFFD end");
+  EXPECT_NO_THROW(out.result.raw.dump());
+}
+
+// server-filesystem's read_text_file sends the text twice: in content and structuredContent.
+TEST(OutputGuardHostileTest, ATwoMegabyteFileReadIsCutInBothPlacesQuickly) {
+  std::string file(2'200'000, 'f');
+  Json raw = {{"content", {{{"type", "text"}, {"text", file}}}},
+              {"structuredContent", {{"content", file}}}};
+  mcp::ToolResult result = resultOf(std::move(raw));
+  auto started = std::chrono::steady_clock::now();
+  auto out = guardOutput(result);
+  auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_LT(took, std::chrono::milliseconds(200));
+  expectBounded(out, {});
+  EXPECT_EQ(out.report.textBytesCut, 2'200'000u - 32768u);
+  EXPECT_THAT(textAt(out, 0), HasSubstr("[kaja: output cut here; 2167232 more bytes"));
+  std::string structured = out.result.raw["structuredContent"]["content"];
+  EXPECT_THAT(structured, HasSubstr("more bytes cut]"));
+  EXPECT_LE(structured.size(), 32768u + 64u);
+  EXPECT_GT(out.report.structuredBytesCut, 2'100'000u);
+}
+
+TEST(OutputGuardHostileTest, SixtyMegabytesAreGuardedWithinASecond) {
+  std::string text(60'000'000, 't');
+  Json many = Json::array();
+  for (int i = 0; i < 200'000; ++i) many.push_back({{"k", i}, {"v", "value"}});
+  Json raw = {{"content", {{{"type", "text"}, {"text", text}}, {{"type", "text"}, {"text", text}}}},
+              {"structuredContent", {{"content", text}, {"rows", many}}}};
+  mcp::ToolResult result = resultOf(std::move(raw));
+  auto started = std::chrono::steady_clock::now();
+  auto out = guardOutput(result);
+  auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_LT(took, std::chrono::seconds(1));
+  expectBounded(out, {});
+  EXPECT_EQ(out.report.textBytesCut, 120'000'000u - 32768u);
+}
+
+TEST(OutputGuardHostileTest, DeepStructuresAreCutAtABoundedDepth) {
+  Json deep = "bottom";
+  for (int i = 0; i < 500; ++i) deep = Json::array({deep});
+  auto out = guardOutput(
+      resultOf({{"content", Json::array()}, {"structuredContent", deep}, {"_meta", deep}}));
+  EXPECT_THAT(out.result.raw["structuredContent"].dump(), HasSubstr("nested more than 64 levels"));
+  expectBounded(out, {});
+}
+
+// Random results built from the pieces a hostile server has: whatever they hold, the guarded
+// result is strict JSON within the limits, and any change is reported.
+TEST(OutputGuardHostileTest, RandomHostileResultsStayWithinTheLimits) {
+  std::mt19937 random(9);
+  std::vector<Json> pieces = {Json(std::string(70'000, 'a')),
+                              Json(std::string("\xFF\xFE bad")),
+                              Json(5),
+                              Json(nullptr),
+                              Json::array({1, "x"}),
+                              Json::object({{"_meta", std::string(20'000, 'm')}}),
+                              Json("TEXT"),
+                              Json("text"),
+                              Json("image"),
+                              Json("resource"),
+                              Json("resource_link")};
+  OutputLimits limits{4096, 8192, 4096, 2048};
+  for (int round = 0; round < 300; ++round) {
+    Json content = Json::array();
+    int blocks = static_cast<int>(random() % 6);
+    for (int b = 0; b < blocks; ++b) {
+      Json block = Json::object();
+      for (const char* key :
+           {"type", "text", "data", "mimeType", "uri", "resource", "_meta", "x"}) {
+        if (random() % 2 == 0) block[key] = pieces[random() % pieces.size()];
+      }
+      content.push_back(random() % 8 == 0 ? pieces[random() % pieces.size()] : block);
+    }
+    Json raw = {{"content", content}};
+    if (random() % 2 == 0) raw["structuredContent"] = pieces[random() % pieces.size()];
+    if (random() % 2 == 0) raw["_meta"] = pieces[random() % pieces.size()];
+    if (random() % 3 == 0) raw["isError"] = pieces[random() % pieces.size()];
+    auto out = guardOutput(resultOf(raw), limits);
+    expectBounded(out, limits);
+    // Ill-formed UTF-8 shows itself as U+FFFD; any other difference must be reported.
+    std::string input = raw.dump(-1, ' ', false, Json::error_handler_t::replace);
+    bool wellFormed = input.find("\uFFFD") == std::string::npos;
+    if (wellFormed && out.result.raw.dump() != input) {
+      EXPECT_TRUE(out.report.changed())
+          << raw.dump(-1, ' ', false, Json::error_handler_t::replace).substr(0, 300);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kaja::core::policy
