@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "cli/output.h"
 #include "core/manifest/field_reader.h"
+#include "core/process/guardian.h"
 #include "core/process/subreaper.h"
 #include "core/process/temp_folder.h"
 #include "core/process/termination_signals.h"
@@ -161,6 +162,9 @@ void endOnSignal(int /*signal*/) {
 // Becomes the subreaper of every server's descendants and ends them and kaja's temporary
 // folders on SIGINT, SIGTERM and SIGHUP.
 void guardExit() {
+  // Each server runs under a guardian, kaja itself, that ends the server's tree even when
+  // kaja is killed with SIGKILL.
+  kaja::core::useGuardian("/proc/self/exe");
   if (auto enabled = kaja::core::Subreaper::instance().enable(); !enabled) {
     printWarning("servers' orphaned processes will not be ended: " + enabled.error().message);
   }
@@ -185,6 +189,9 @@ std::span<const Command> commands() { return kCommands; }
 
 int main(int argc, char** argv) {
   using namespace kaja::cli;
+  if (argc > 2 && std::strcmp(argv[1], kaja::core::kGuardianFlag) == 0) {
+    kaja::core::runGuardian(argc, argv);
+  }
   guardExit();
   std::vector<std::string> args(argv + 1, argv + argc);
   // Global flags may come before the command.

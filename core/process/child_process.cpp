@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/process/fork_exec.h"
+#include "core/process/guardian.h"
 #include "core/process/process_tree.h"
 #include "core/process/subreaper.h"
 #include "core/util/sys.h"
@@ -80,6 +81,11 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::start(const LaunchPlan& plan
   spec.stdoutFd = out->write.get();
   spec.stderrFd = err->write.get();
   spec.niceness = plan.niceness;
+  if (!guardianProgram().empty() && kajaGonePipe() >= 0) {
+    spec.argv.insert(spec.argv.begin(), {guardianProgram(), kGuardianFlag});
+    spec.guardFd = kajaGonePipe();
+    spec.name = program;
+  }
   auto pid = forkExec(spec);
   if (!pid) return std::unexpected(pid.error());
 

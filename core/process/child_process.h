@@ -27,11 +27,13 @@ struct ExitStatus {
 };
 
 /// A running child started from a LaunchPlan, in its own process group, with pipes for
-/// stdin, stdout and stderr, set to receive SIGKILL when kaja dies. Owns the pid, the
-/// pipes' parent ends and a pidfd, and registers the pid with Subreaper until it is
-/// reaped. The destructor ends the whole group and every descendant still attached to the
-/// child, and reaps it, so no child outlives its owner and no zombie remains; what escaped
-/// earlier (a double fork) is Subreaper's to end.
+/// stdin, stdout and stderr, set to receive SIGKILL when kaja dies. Once useGuardian() was
+/// called the child is a guardian (guardian.h) that runs the plan's program and exits as it
+/// does; pid() and the group are the guardian's, and the program is in that group. Owns the pid,
+/// the pipes' parent ends and a pidfd, and registers the pid with Subreaper until it is reaped. The
+/// destructor ends the whole group and every descendant still attached to the child, and reaps it,
+/// so no child outlives its owner and no zombie remains; what escaped earlier (a double fork) is
+/// Subreaper's to end.
 class ChildProcess {
  public:
   /// Starts `plan.argv` with exactly `plan.env` (nothing inherited) in `plan.workingDir`.

@@ -32,6 +32,7 @@ constexpr unsigned kCloseRangeCloexec = 1U << 2;
 
 // The step of the child's setup that failed, sent to the parent with errno.
 enum Step : int { kSetpgid = 1, kPdeathsig, kDescriptors, kChdir, kExecve };
+static_assert(kExecve == kReportedExecveFailure);
 
 // Everything the child needs, built before it starts: the child only reads it.
 struct ChildPlan {
@@ -39,20 +40,23 @@ struct ChildPlan {
   char* const* argv;
   char* const* envp;
   const char* workingDir;  // nullptr: stay
-  int fds[3];
+  int fds[5];  // stdin, stdout, stderr, then (with a guardian) the guard pipe and the report
+  int fdCount;
   int niceness;
   pid_t parent;
   int reportFd;
 };
 
-// Marks every descriptor from 3 up close-on-exec, so `keep` (the report pipe) survives
-// until execve and nothing else reaches the server.
-bool closeOnExecFrom3(int keep) {
-  if (::syscall(SYS_close_range, 3U, ~0U, kCloseRangeCloexec) == 0) return true;
+// Marks every descriptor from `first` up close-on-exec, so `keep` (the report pipe)
+// survives until execve and nothing else reaches the program.
+bool closeOnExecFrom(int first, int keep) {
+  if (::syscall(SYS_close_range, static_cast<unsigned>(first), ~0U, kCloseRangeCloexec) == 0) {
+    return true;
+  }
   rlimit limit{};
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return false;
   const rlim_t last = std::min<rlim_t>(limit.rlim_cur, 1 << 20);
-  for (rlim_t fd = 3; fd < last; ++fd) {
+  for (auto fd = static_cast<rlim_t>(first); fd < last; ++fd) {
     if (static_cast<int>(fd) != keep) ::close(static_cast<int>(fd));
   }
   return true;
@@ -82,18 +86,20 @@ bool closeOnExecFrom3(int keep) {
   sigset_t none;
   ::sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  // Lift every descriptor above 2 first, so no dup2 onto 0/1/2 overwrites one still needed.
-  report = ::fcntl(report, F_DUPFD_CLOEXEC, 3);
+  // Lift every descriptor out of the way first, so no dup2 onto 0..4 overwrites one still
+  // needed.
+  constexpr int kAbove = 10;
+  report = ::fcntl(report, F_DUPFD_CLOEXEC, kAbove);
   if (report < 0) ::_exit(127);
-  int lifted[3];
-  for (int i = 0; i < 3; ++i) {
-    lifted[i] = ::fcntl(plan.fds[i], F_DUPFD_CLOEXEC, 3);
+  int lifted[5];
+  for (int i = 0; i < plan.fdCount; ++i) {
+    lifted[i] = i == 4 ? report : ::fcntl(plan.fds[i], F_DUPFD_CLOEXEC, kAbove);
     if (lifted[i] < 0) die(kDescriptors);
   }
-  for (int i = 0; i < 3; ++i) {
-    if (::dup2(lifted[i], i) < 0) die(kDescriptors);  // the copy on 0/1/2 is not CLOEXEC
+  for (int i = 0; i < plan.fdCount; ++i) {
+    if (::dup2(lifted[i], i) < 0) die(kDescriptors);  // the copy on 0..4 is not CLOEXEC
   }
-  if (!closeOnExecFrom3(report)) die(kDescriptors);
+  if (!closeOnExecFrom(plan.fdCount, report)) die(kDescriptors);
   if (plan.workingDir != nullptr && ::chdir(plan.workingDir) != 0) die(kChdir);
   ::execve(plan.program, plan.argv, plan.envp);
   die(kExecve);
@@ -103,19 +109,20 @@ bool closeOnExecFrom3(int keep) {
 int childMain(void* plan) { runChild(*static_cast<const ChildPlan*>(plan)); }
 
 std::string stepMessage(Step step, const ExecSpec& spec, int err) {
+  const std::string& name = spec.name.empty() ? spec.argv.front() : spec.name;
   switch (step) {
     case kSetpgid:
-      return syscallMessage("setpgid", spec.argv.front(), err);
+      return syscallMessage("setpgid", name, err);
     case kPdeathsig:
       return syscallMessage("prctl", "PR_SET_PDEATHSIG", err);
     case kDescriptors:
-      return syscallMessage("dup2", spec.argv.front(), err);
+      return syscallMessage("dup2", name, err);
     case kChdir:
       return syscallMessage("chdir", spec.workingDir, err);
     case kExecve:
       break;
   }
-  return syscallMessage("execve", spec.argv.front(), err);
+  return syscallMessage("execve", name, err);
 }
 
 // Starts the child from the calling thread; the Subreaper lock is held throughout, so no
@@ -239,7 +246,8 @@ Result<pid_t> forkExec(const ExecSpec& spec) {
                  argv.data(),
                  envp.data(),
                  spec.workingDir.empty() ? nullptr : spec.workingDir.c_str(),
-                 {spec.stdinFd, spec.stdoutFd, spec.stderrFd},
+                 {spec.stdinFd, spec.stdoutFd, spec.stderrFd, spec.guardFd, -1},
+                 spec.guardFd >= 0 ? 5 : 3,
                  spec.niceness,
                  ::getpid(),
                  -1};

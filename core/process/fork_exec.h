@@ -36,7 +36,14 @@ struct ExecSpec {
   int stdoutFd = -1;
   int stderrFd = -1;
   int niceness = 0;  ///< added to kaja's niceness (capped at 19) in the child only
+  /// For a guardian (guardian.h): lands on fd 3, and the pipe that reports a failed start
+  /// on fd 4, both kept across execve, so the guardian can report its server's.
+  int guardFd = -1;
+  std::string name;  ///< what errors call the program: argv[0] when empty
 };
+
+/// What a guardian writes on fd 4 when its server's execve fails, followed by errno.
+inline constexpr int kReportedExecveFailure = 5;
 
 /// Starts `spec` as a child of this process in a process group of its own, set to receive
 /// SIGKILL when kaja dies, and registers it with Subreaper before any other thread can see
