@@ -31,8 +31,9 @@ constexpr std::size_t kChildStack = 64UL * 1024;
 constexpr unsigned kCloseRangeCloexec = 1U << 2;
 
 // The step of the child's setup that failed, sent to the parent with errno.
-enum Step : int { kSetpgid = 1, kPdeathsig, kDescriptors, kChdir, kExecve };
-static_assert(kExecve == kReportedExecveFailure);
+// kServerExecve comes from a guardian, about its server.
+enum Step : int { kSetpgid = 1, kPdeathsig, kDescriptors, kChdir, kExecve, kServerExecve };
+static_assert(kServerExecve == kReportedExecveFailure);
 
 // Everything the child needs, built before it starts: the child only reads it.
 struct ChildPlan {
@@ -120,6 +121,8 @@ std::string stepMessage(Step step, const ExecSpec& spec, int err) {
     case kChdir:
       return syscallMessage("chdir", spec.workingDir, err);
     case kExecve:
+      return syscallMessage("execve", spec.argv.front(), err);
+    case kServerExecve:
       break;
   }
   return syscallMessage("execve", name, err);

@@ -43,7 +43,7 @@ struct ExecSpec {
 };
 
 /// What a guardian writes on fd 4 when its server's execve fails, followed by errno.
-inline constexpr int kReportedExecveFailure = 5;
+inline constexpr int kReportedExecveFailure = 6;
 
 /// Starts `spec` as a child of this process in a process group of its own, set to receive
 /// SIGKILL when kaja dies, and registers it with Subreaper before any other thread can see

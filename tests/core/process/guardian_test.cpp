@@ -55,6 +55,19 @@ TEST_F(GuardianTest, AMissingProgramIsStillASpawnErrorNamingIt) {
       ::testing::ExitedWithCode(0), "");
 }
 
+TEST_F(GuardianTest, AMissingGuardianIsASpawnErrorNamingTheGuardian) {
+  EXPECT_EXIT(
+      {
+        useGuardian("/nonexistent/kaja");
+        auto child = ChildProcess::start(minimalPlan({"/bin/true"}));
+        if (child) ::_exit(10);
+        ::_exit(child.error().message == "execve(/nonexistent/kaja): No such file or directory"
+                    ? 0
+                    : 11);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
 TEST_F(GuardianTest, ADaemonDiesWhenItsServerExits) {
   EXPECT_EXIT(
       {
