@@ -25,6 +25,8 @@ namespace mcp = core::mcp;
 
 /// A persona that offers more tools than this gets a warning (S5).
 constexpr size_t kManyTools = 40;
+/// A doctor folder nobody holds and nobody touched for this long was left by a killed run.
+constexpr std::chrono::seconds kStaleFolderAge{60};
 
 struct DoctorRow {
   std::string name;
@@ -282,6 +284,8 @@ int runDoctor(std::span<const std::string> args) {
 
   // Roots servers get an empty folder of their own; it goes, with whatever a server put in
   // it, on every way out (a signal too).
+  // A doctor killed outright (SIGKILL, a crash) could not remove its folder; this run does.
+  core::removeStaleTempFolders("kaja-doctor-", kStaleFolderAge);
   auto scratchFolder = core::TempFolder::create("kaja-doctor-");
   const std::string scratch =
       scratchFolder ? (*scratchFolder)->path() : std::string("/nonexistent-kaja-doctor-folder");

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,14 +101,38 @@ Result<std::unique_ptr<TempFolder>> TempFolder::create(std::string_view prefix) 
   if (::mkdtemp(path.data()) == nullptr) {
     return fail(ErrorCode::kIo, syscallMessage("mkdtemp", path, errno));
   }
+  const int lock = ::open(path.c_str(), kFolderFlags);
+  if (lock >= 0) ::flock(lock, LOCK_EX | LOCK_NB);
   registry().insert(path);
-  return std::unique_ptr<TempFolder>(new TempFolder(path));
+  return std::unique_ptr<TempFolder>(new TempFolder(path, lock));
 }
 
 TempFolder::~TempFolder() {
   removeTree(path_);
+  if (lock_ >= 0) ::close(lock_);
   std::lock_guard held(registryMutex());
   registry().erase(path_);
+}
+
+int removeStaleTempFolders(std::string_view prefix, std::chrono::seconds minimumAge) {
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string base = tmp != nullptr && tmp[0] == '/' ? std::string(tmp) : "/tmp";
+  UniqueFd dir(::open(base.c_str(), kFolderFlags));
+  if (!dir.valid()) return 0;
+  const auto now = std::chrono::system_clock::now();
+  int removed = 0;
+  for (const auto& name : entriesOf(dir.get())) {
+    if (name.rfind(prefix, 0) != 0) continue;
+    struct stat info {};
+    if (::fstatat(dir.get(), name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISDIR(info.st_mode) || info.st_uid != ::getuid()) continue;
+    if (now - std::chrono::system_clock::from_time_t(info.st_mtime) < minimumAge) continue;
+    UniqueFd folder(::openat(dir.get(), name.c_str(), kFolderFlags));
+    // A live kaja holds the lock; the kernel dropped a killed one's.
+    if (!folder.valid() || ::flock(folder.get(), LOCK_EX | LOCK_NB) != 0) continue;
+    if (removeTree(base + "/" + name)) ++removed;
+  }
+  return removed;
 }
 
 void removeAllTempFolders() {

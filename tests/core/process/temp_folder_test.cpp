@@ -5,9 +5,12 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -129,6 +132,42 @@ TEST_F(TempFolderTest, RemoveTreeRemovesASymlinkItselfOnly) {
   EXPECT_TRUE(removeTree(link));
   EXPECT_FALSE(fs::exists(fs::symlink_status(link)));
   EXPECT_TRUE(fs::exists(outside_.path() + "/stays.txt"));
+}
+
+// Sets `path`'s modification time an hour back, as a folder a killed run left long ago.
+void age(const std::string& path) {
+  const timeval old[2] = {{::time(nullptr) - 3600, 0}, {::time(nullptr) - 3600, 0}};
+  ASSERT_EQ(::utimes(path.c_str(), old), 0);
+}
+
+TEST_F(TempFolderTest, StaleFoldersOfKilledRunsAreRemovedAndLiveOnesKept) {
+  // Left by a killed run: nobody holds its lock.
+  const std::string stale = tmp_.path() + "/kaja-doctor-stale1";
+  fs::create_directories(stale + "/inside");
+  std::ofstream(stale + "/inside/file") << "x";
+  age(stale);
+  // In use by a live run, however old.
+  auto live = TempFolder::create("kaja-doctor-");
+  ASSERT_TRUE(live);
+  age((*live)->path());
+  // Just made, its lock perhaps not taken yet.
+  const std::string young = tmp_.path() + "/kaja-doctor-young1";
+  fs::create_directories(young);
+  // Not a folder of kaja's, and a symlink that must not be followed.
+  const std::string other = tmp_.path() + "/other-folder";
+  fs::create_directories(other);
+  age(other);
+  const std::string link = tmp_.path() + "/kaja-doctor-link1";
+  fs::create_directory_symlink(outside_.path(), link);
+  outside_.write("kept.txt", "x");
+
+  EXPECT_EQ(removeStaleTempFolders("kaja-doctor-", std::chrono::seconds(60)), 1);
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists((*live)->path()));
+  EXPECT_TRUE(fs::exists(young));
+  EXPECT_TRUE(fs::exists(other));
+  EXPECT_TRUE(fs::exists(fs::symlink_status(link)));
+  EXPECT_TRUE(fs::exists(outside_.path() + "/kept.txt"));
 }
 
 }  // namespace
