@@ -175,6 +175,15 @@ TEST_F(LeftoversTest, DoctorThatFailsLeavesNothing) {
   finish({"doctor", "leftover", "broken"}, 1);
 }
 
+TEST_F(LeftoversTest, AServerThatKillsItsGuardianStillLeavesNothing) {
+  // The server then dies too (its parent-death signal), and what it left is reparented to
+  // kaja, the subreaper, which ends it before exiting.
+  root_.write("market/abilities/parricide/mcp.toml", "command = \"" + std::string(KAJA_BIN_DIR) +
+                                                         "/kaja_leftover_server\"\nargs = [\"" +
+                                                         tag_ + "\", \"kill-parent\"]\n");
+  finish({"doctor", "parricide"});
+}
+
 TEST_F(LeftoversTest, SigintDuringACallEndsTheServerTreeAndExits130) {
   interrupt({"call", "--persona", "default", "--yes", "leftover", "stall", "{}"}, SIGINT);
 }

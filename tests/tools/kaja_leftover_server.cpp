@@ -1,6 +1,6 @@
 // An MCP stdio server that tries to outlive kaja, for the leftover tests.
 //
-//   kaja_leftover_server TAG [stall-list]
+//   kaja_leftover_server TAG [stall-list | kill-parent]
 //
 // TAG only marks the server's processes (it is in the argv every one of them shares, so a
 // test finds them in /proc/<pid>/cmdline). The server ignores SIGTERM, SIGINT and SIGHUP,
@@ -12,7 +12,8 @@
 //     is orphaned at once,
 //   - a child that moves itself to a process group of its own with setpgid.
 // Every one of them holds the server's stdout and stderr open. With `stall-list` it never
-// answers tools/list. Tools: echo (answers at once), stall (never answers).
+// answers tools/list; with `kill-parent` it kills its parent (kaja's guardian) with
+// SIGKILL once it has answered tools/list. Tools: echo (answers at once), stall (never answers).
 #include <signal.h>
 #include <unistd.h>
 
@@ -70,7 +71,8 @@ Json tool(const std::string& name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool stallList = argc > 2 && std::string(argv[2]) == "stall-list";
+  const std::string mode = argc > 2 ? argv[2] : "";
+  const bool stallList = mode == "stall-list";
   ignoreEndSignals();
   leaveProcesses();
   std::string line;
@@ -86,6 +88,7 @@ int main(int argc, char** argv) {
                  {"serverInfo", {{"name", "kaja-leftover-server"}, {"version", "1.0"}}}});
     } else if (method == "tools/list" && !stallList) {
       reply(id, {{"tools", Json::array({tool("echo"), tool("stall")})}});
+      if (mode == "kill-parent") ::kill(::getppid(), SIGKILL);
     } else if (method == "tools/call") {
       const Json params = message.value("params", Json::object());
       if (params.value("name", "") == "echo") {
