@@ -14,6 +14,7 @@
 #include "core/host/host.h"
 #include "core/host/start_priority.h"
 #include "core/mcp/types.h"
+#include "core/process/temp_folder.h"
 #include "personas/persona_resolver.h"
 
 namespace kaja::cli {
@@ -24,6 +25,8 @@ namespace mcp = core::mcp;
 
 /// A persona that offers more tools than this gets a warning (S5).
 constexpr size_t kManyTools = 40;
+/// A doctor folder nobody holds and nobody touched for this long was left by a killed run.
+constexpr std::chrono::seconds kStaleFolderAge{60};
 
 struct DoctorRow {
   std::string name;
@@ -282,14 +285,13 @@ int runDoctor(std::span<const std::string> args) {
   bool asJson = parsed->has("--json");
   core::RunnerContext runners = core::RunnerContext::fromProcess(context->toolDirs());
 
-  std::string scratch = (std::getenv("TMPDIR") != nullptr ? std::string(std::getenv("TMPDIR"))
-                                                          : std::string("/tmp")) +
-                        "/kaja-doctor-XXXXXX";
-  if (::mkdtemp(scratch.data()) == nullptr) scratch = "/nonexistent-kaja-doctor-folder";
-  struct RemoveScratch {
-    std::string path;
-    ~RemoveScratch() { ::rmdir(path.c_str()); }
-  } removeScratch{scratch};
+  // Roots servers get an empty folder of their own; it goes, with whatever a server put in
+  // it, on every way out (a signal too).
+  // A doctor killed outright (SIGKILL, a crash) could not remove its folder; this run does.
+  core::removeStaleTempFolders("kaja-doctor-", kStaleFolderAge);
+  auto scratchFolder = core::TempFolder::create("kaja-doctor-");
+  const std::string scratch =
+      scratchFolder ? (*scratchFolder)->path() : std::string("/nonexistent-kaja-doctor-folder");
 
   std::vector<DoctorRow> rows;
   std::vector<core::Activation> activations;

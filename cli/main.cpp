@@ -1,3 +1,8 @@
+#include <fcntl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -6,6 +11,10 @@
 #include "cli/command.h"
 #include "cli/output.h"
 #include "core/manifest/field_reader.h"
+#include "core/process/guardian.h"
+#include "core/process/subreaper.h"
+#include "core/process/temp_folder.h"
+#include "core/process/termination_signals.h"
 
 namespace kaja::cli {
 namespace {
@@ -97,14 +106,79 @@ void printUsage(std::FILE* out) {
                  command.synopsis.data(), static_cast<int>(command.summary.size()),
                  command.summary.data());
   }
-  std::fprintf(out,
-               "\nEvery command takes --help. Colour is used only on a terminal, never with "
-               "NO_COLOR set.\n\nExit codes:\n"
-               "  0  done\n"
-               "  1  the work ran and failed (a tool returned an error, a check failed)\n"
-               "  2  usage or configuration error\n"
-               "  3  refused by a rule, or approval declined\n"
-               "  4  could not connect to a server\n");
+  std::fprintf(
+      out,
+      "\nEvery command takes --help. Colour is used only on a terminal, never with "
+      "NO_COLOR set.\n\nExit codes:\n"
+      "  0  done\n"
+      "  1  the work ran and failed (a tool returned an error, a check failed)\n"
+      "  2  usage or configuration error\n"
+      "  3  refused by a rule, or approval declined\n"
+      "  4  could not connect to a server\n"
+      "  130, 143, 129  stopped by SIGINT (Ctrl-C), SIGTERM or SIGHUP, after ending every\n"
+      "     server it started, with all their processes, and removing its temporary folders\n");
+}
+
+// How long servers get to exit on SIGTERM when kaja itself is told to stop.
+constexpr std::chrono::milliseconds kSignalGrace{300};
+// How long the orphans servers left behind get to die when kaja finishes.
+constexpr std::chrono::milliseconds kOrphanLimit{1000};
+
+// The terminal as kaja found it, put back when a signal ends kaja mid-prompt (a masked key
+// prompt turns echo off).
+struct SavedTerminal {
+  int fd = -1;
+  termios state{};
+};
+SavedTerminal savedTerminal;
+
+void saveTerminal() {
+  const int fd = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return;
+  if (::tcgetattr(fd, &savedTerminal.state) != 0) {
+    ::close(fd);
+    return;
+  }
+  savedTerminal.fd = fd;
+}
+
+// Runs on the signal thread, after which kaja exits with 128 + `signal`.
+void endOnSignal(int /*signal*/) {
+  // The run was interrupted: what the main thread would still print about servers being
+  // ended would only mislead, so it goes nowhere.
+  const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null >= 0) {
+    ::dup2(null, STDOUT_FILENO);
+    ::dup2(null, STDERR_FILENO);
+  }
+  kaja::core::Subreaper::instance().endEverything(kSignalGrace);
+  kaja::core::removeAllTempFolders();
+  // Only the foreground may set the terminal (a background job would be stopped).
+  if (savedTerminal.fd >= 0 && ::tcgetpgrp(savedTerminal.fd) == ::getpgrp()) {
+    ::tcsetattr(savedTerminal.fd, TCSANOW, &savedTerminal.state);
+  }
+}
+
+// Becomes the subreaper of every server's descendants and ends them and kaja's temporary
+// folders on SIGINT, SIGTERM and SIGHUP.
+void guardExit() {
+  // Each server runs under a guardian, kaja itself, that ends the server's tree even when
+  // kaja is killed with SIGKILL.
+  kaja::core::useGuardian("/proc/self/exe");
+  if (auto enabled = kaja::core::Subreaper::instance().enable(); !enabled) {
+    printWarning("servers' orphaned processes will not be ended: " + enabled.error().message);
+  }
+  saveTerminal();
+  if (auto installed = kaja::core::exitCleanlyOnSignals(endOnSignal); !installed) {
+    printWarning("a signal will not end kaja's servers: " + installed.error().message);
+  }
+}
+
+// Ends what servers left behind, then returns `code`, unless a signal is ending kaja.
+int finish(int code) {
+  kaja::core::Subreaper::instance().endOrphans(kOrphanLimit);
+  if (kaja::core::terminationSignal() != 0) kaja::core::waitForSignalExit();
+  return code;
 }
 
 }  // namespace
@@ -115,6 +189,10 @@ std::span<const Command> commands() { return kCommands; }
 
 int main(int argc, char** argv) {
   using namespace kaja::cli;
+  if (argc > 2 && std::strcmp(argv[1], kaja::core::kGuardianFlag) == 0) {
+    kaja::core::runGuardian(argc, argv);
+  }
+  guardExit();
   std::vector<std::string> args(argv + 1, argv + argc);
   // Global flags may come before the command.
   size_t first = 0;
@@ -149,7 +227,7 @@ int main(int argc, char** argv) {
         return kExitOk;
       }
     }
-    return command.run(rest);
+    return finish(command.run(rest));
   }
   std::string message = "unknown command \"" + args[first] + "\"";
   std::string near = kaja::core::nearestWord(args[first], {"doctor", "abilities", "tools", "call",

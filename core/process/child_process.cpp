@@ -3,20 +3,19 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
-#include <system_error>
 #include <thread>
-#include <vector>
 
+#include "core/process/fork_exec.h"
+#include "core/process/guardian.h"
+#include "core/process/process_tree.h"
+#include "core/process/subreaper.h"
 #include "core/util/sys.h"
 
 namespace kaja::core {
@@ -34,24 +33,6 @@ Result<Pipe> makePipe() {
   }
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
-
-// Owns posix_spawn's attribute and file-action objects for the length of one start().
-class SpawnSetup {
- public:
-  SpawnSetup() {
-    ::posix_spawn_file_actions_init(&actions_);
-    ::posix_spawnattr_init(&attr_);
-  }
-  ~SpawnSetup() {
-    ::posix_spawn_file_actions_destroy(&actions_);
-    ::posix_spawnattr_destroy(&attr_);
-  }
-  SpawnSetup(const SpawnSetup&) = delete;
-  SpawnSetup& operator=(const SpawnSetup&) = delete;
-
-  posix_spawn_file_actions_t actions_;
-  posix_spawnattr_t attr_;
-};
 
 }  // namespace
 
@@ -91,82 +72,31 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::start(const LaunchPlan& plan
   auto err = makePipe();
   if (!err) return std::unexpected(err.error());
 
-  SpawnSetup setup;
-  // dup2 onto 0/1/2 clears O_CLOEXEC on the copies only; closefrom(3) then drops every
-  // other descriptor, including any another thread opened without O_CLOEXEC.
-  int rc = ::posix_spawn_file_actions_adddup2(&setup.actions_, in->read.get(), STDIN_FILENO);
-  if (rc == 0)
-    rc = ::posix_spawn_file_actions_adddup2(&setup.actions_, out->write.get(), STDOUT_FILENO);
-  if (rc == 0)
-    rc = ::posix_spawn_file_actions_adddup2(&setup.actions_, err->write.get(), STDERR_FILENO);
-  if (rc == 0) rc = ::posix_spawn_file_actions_addclosefrom_np(&setup.actions_, 3);
-  if (rc == 0 && !plan.workingDir.empty())
-    rc = ::posix_spawn_file_actions_addchdir_np(&setup.actions_, plan.workingDir.c_str());
-  if (rc != 0) {
-    return fail(ErrorCode::kSpawn, syscallMessage("posix_spawn_file_actions", program, rc));
+  ExecSpec spec;
+  spec.argv = plan.argv;
+  spec.env.reserve(plan.env.size());
+  for (const auto& var : plan.env) spec.env.push_back(var.name + "=" + var.value);
+  spec.workingDir = plan.workingDir;
+  spec.stdinFd = in->read.get();
+  spec.stdoutFd = out->write.get();
+  spec.stderrFd = err->write.get();
+  spec.niceness = plan.niceness;
+  if (!guardianProgram().empty() && kajaGonePipe() >= 0) {
+    spec.argv.insert(spec.argv.begin(), {guardianProgram(), kGuardianFlag});
+    spec.guardFd = kajaGonePipe();
+    spec.name = program;
   }
-
-  sigset_t noSignals;
-  sigset_t allSignals;
-  ::sigemptyset(&noSignals);
-  ::sigfillset(&allSignals);
-  rc = ::posix_spawnattr_setflags(
-      &setup.attr_, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  if (rc == 0) rc = ::posix_spawnattr_setpgroup(&setup.attr_, 0);
-  if (rc == 0) rc = ::posix_spawnattr_setsigmask(&setup.attr_, &noSignals);
-  if (rc == 0) rc = ::posix_spawnattr_setsigdefault(&setup.attr_, &allSignals);
-  if (rc != 0) return fail(ErrorCode::kSpawn, syscallMessage("posix_spawnattr", program, rc));
-
-  std::vector<char*> argv;
-  argv.reserve(plan.argv.size() + 1);
-  for (const auto& arg : plan.argv) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  std::vector<std::string> envStrings;
-  envStrings.reserve(plan.env.size());
-  for (const auto& var : plan.env) envStrings.push_back(var.name + "=" + var.value);
-  std::vector<char*> envp;
-  envp.reserve(envStrings.size() + 1);
-  for (auto& entry : envStrings) envp.push_back(entry.data());
-  envp.push_back(nullptr);
-
-  pid_t pid = -1;
-  auto spawn = [&] {
-    return ::posix_spawn(&pid, program.c_str(), &setup.actions_, &setup.attr_, argv.data(),
-                         envp.data());
-  };
-  bool spawned = false;
-  if (plan.niceness > 0) {
-    // A child inherits the nice value of the thread that spawns it, and lowering one's own
-    // priority cannot be undone without privilege, so a thread of its own lowers its
-    // priority, spawns and ends. Without a thread to spare the child starts at ours.
-    try {
-      std::thread([&] {
-        const auto self = static_cast<id_t>(::gettid());
-        errno = 0;
-        const int current = ::getpriority(PRIO_PROCESS, self);
-        if (errno == 0) ::setpriority(PRIO_PROCESS, self, std::min(19, current + plan.niceness));
-        rc = spawn();
-      }).join();
-      spawned = true;
-    } catch (const std::system_error&) {
-    }
-  }
-  if (!spawned) rc = spawn();
-  if (rc != 0) {
-    // The working directory is named too: addchdir_np fails with ENOENT just the same.
-    return fail(
-        ErrorCode::kSpawn, syscallMessage("execve", program, rc), {},
-        plan.workingDir.empty() ? "" : "The working directory was " + plan.workingDir + ".");
-  }
+  auto pid = forkExec(spec);
+  if (!pid) return std::unexpected(pid.error());
 
   std::unique_ptr<ChildProcess> child(new ChildProcess());
-  child->pid_ = pid;
+  child->pid_ = *pid;
   child->stdin_ = std::move(in->write);
   child->stdout_ = std::move(out->read);
   child->stderr_ = std::move(err->read);
   // pidfds are always close-on-exec. Without one (old kernels) callers poll exitStatus().
   // (glibc 2.36's <sys/pidfd.h> lacks extern "C", so the raw syscall is used.)
-  child->pidfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  child->pidfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, *pid, 0)));
   return child;
 }
 
@@ -186,7 +116,15 @@ std::optional<ExitStatus> ChildProcess::exitStatus() {
 }
 
 void ChildProcess::killGroup(int signal) {
-  if (pid_ > 0 && !reaped_) ::kill(-pid_, signal);
+  if (pid_ <= 0 || reaped_) return;
+  if (signal == SIGKILL) {
+    // Frozen first, so that nothing in the group forks while the tree is walked.
+    ::kill(-pid_, SIGSTOP);
+    signalDescendants(pid_, SIGKILL);
+  } else {
+    signalDescendants(pid_, signal);
+  }
+  ::kill(-pid_, signal);
 }
 
 std::optional<ExitStatus> ChildProcess::waitFor(std::chrono::milliseconds timeout) {
@@ -220,12 +158,15 @@ ExitStatus ChildProcess::terminate(std::chrono::milliseconds grace) {
 }
 
 ExitStatus ChildProcess::reap() {
-  int raw = 0;
-  const pid_t rc = retryOnEintr([&] { return ::waitpid(pid_, &raw, 0); });
+  // Wait for the exit without reaping, then reap and unregister in one step under the
+  // Subreaper's lock: a registered pid is never a reused one.
+  siginfo_t info{};
+  retryOnEintr([&] { return ::waitid(P_PID, pid_, &info, WEXITED | WNOWAIT); });
+  const auto raw = Subreaper::instance().reapOwned(pid_);
   reaped_ = true;
-  if (rc == pid_) {
+  if (raw) {
     status_ =
-        WIFSIGNALED(raw) ? ExitStatus{true, WTERMSIG(raw)} : ExitStatus{false, WEXITSTATUS(raw)};
+        WIFSIGNALED(*raw) ? ExitStatus{true, WTERMSIG(*raw)} : ExitStatus{false, WEXITSTATUS(*raw)};
   }
   return status_;
 }

@@ -1,15 +1,8 @@
 #pragma once
 
-// Why posix_spawn and not Boost.Process: Debian 12 ships Boost 1.74, whose Boost.Process
-// (v1) cannot start a child in a new process group without a custom initializer, does not
-// offer "exactly this environment, close every other fd" as one atomic step, and reports
-// a missing executable through an exception thrown after a fork. glibc's posix_spawn does
-// all of it in the kernel's vfork path: POSIX_SPAWN_SETPGROUP puts the child in its own
-// group, addclosefrom_np closes every fd above 2 even ones other threads opened without
-// O_CLOEXEC, addchdir_np sets the working directory, SETSIGDEF/SETSIGMASK give the child
-// default signal dispositions, and an exec failure comes back as the return value
-// (ENOENT, EACCES) rather than as a child that exits 127. Nothing runs in the child
-// between fork and exec that could allocate or throw.
+// How a child is started (fork, then only raw system calls until execve, on one thread
+// that lives as long as kaja) is explained in fork_exec.h; how kaja finds what a child
+// leaves behind, in process_tree.h and subreaper.h.
 
 #include <sys/types.h>
 
@@ -34,14 +27,18 @@ struct ExitStatus {
 };
 
 /// A running child started from a LaunchPlan, in its own process group, with pipes for
-/// stdin, stdout and stderr. Owns the pid, the pipes' parent ends and a pidfd. The
-/// destructor ends the whole group and reaps the child, so no child outlives its owner
-/// and no zombie remains.
+/// stdin, stdout and stderr, set to receive SIGKILL when kaja dies. Once useGuardian() was
+/// called the child is a guardian (guardian.h) that runs the plan's program and exits as it
+/// does; pid() and the group are the guardian's, and the program is in that group. Owns the pid,
+/// the pipes' parent ends and a pidfd, and registers the pid with Subreaper until it is reaped. The
+/// destructor ends the whole group and every descendant still attached to the child, and reaps it,
+/// so no child outlives its owner and no zombie remains; what escaped earlier (a double fork) is
+/// Subreaper's to end.
 class ChildProcess {
  public:
   /// Starts `plan.argv` with exactly `plan.env` (nothing inherited) in `plan.workingDir`.
-  /// Returns kSpawn naming the program and errno ("execve(/x/y): No such file or
-  /// directory") when it cannot start, or kIo when a pipe cannot be made.
+  /// Returns kSpawn naming the call and errno ("execve(/x/y): No such file or directory",
+  /// "chdir(/w): ...") when it cannot start, or kIo when a pipe cannot be made.
   static Result<std::unique_ptr<ChildProcess>> start(const LaunchPlan& plan);
 
   ChildProcess(const ChildProcess&) = delete;
@@ -66,7 +63,9 @@ class ChildProcess {
   /// a zombie its pid (and so its group id) cannot be reused, so killGroup stays safe.
   std::optional<ExitStatus> exitStatus();
 
-  /// Sends `signal` to every process in the child's group; does nothing once reaped.
+  /// Sends `signal` to every process in the child's group and to every descendant of the
+  /// child outside it (a setsid grandchild); with SIGKILL the group and the tree are frozen
+  /// first, so nothing forks its way out. Does nothing once reaped.
   void killGroup(int signal);
 
   /// Waits up to `timeout` for the child to end; returns its status if it did.

@@ -7,7 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <string>
+#include <thread>
 
 #include "tests/core/mcp/test_servers.h"
 
@@ -156,6 +160,86 @@ TEST(ChildProcessTest, TerminateEscalatesToSigkillWhenSigtermIsIgnored) {
   EXPECT_TRUE(status.signaled);
   EXPECT_EQ(status.code, SIGKILL);
   EXPECT_EQ(status.describe().rfind("was killed by signal 9", 0), 0u) << status.describe();
+}
+
+TEST(ChildProcessTest, DestructorEndsASetsidGrandchildThatLeftTheGroup) {
+  pid_t escaped = 0;
+  {
+    // The grandchild ignores SIGTERM (the trap is inherited) and is in a session of its own,
+    // so neither the group kill nor its parent's death ends it.
+    auto child = ChildProcess::start(minimalPlan(
+        {"/bin/sh", "-c", "trap '' TERM; setsid /bin/sleep 60 & echo $!; exec sleep 60"}));
+    ASSERT_TRUE(child);
+    (*child)->setGracePeriod(50ms);
+    UniqueFd out = (*child)->takeStdout();
+    std::string line;
+    char c = 0;
+    while (::read(out.get(), &c, 1) == 1 && c != '\n') line += c;
+    escaped = std::stoi(line);
+    ASSERT_TRUE(isRunning(escaped));
+  }
+  EXPECT_TRUE(kaja::testing::eventually([&] { return !isRunning(escaped); }, 2s));
+}
+
+TEST(ChildProcessTest, ChildOutlivesTheThreadThatStartedIt) {
+  // The parent-death signal follows the thread that forked; children are forked on a
+  // thread that lives as long as the process, so a caller's thread may end.
+  std::unique_ptr<ChildProcess> child;
+  std::thread([&] {
+    auto started = ChildProcess::start(minimalPlan({"/bin/sleep", "60"}));
+    if (started) child = std::move(*started);
+  }).join();
+  ASSERT_TRUE(child);
+  std::this_thread::sleep_for(200ms);
+  EXPECT_FALSE(child->exitStatus().has_value()) << child->exitStatus()->describe();
+  child->setGracePeriod(50ms);
+}
+
+// Where the death-test child below leaves its child's pid: named after the test process,
+// which is the death-test child's parent.
+std::string pidFileFor(pid_t testProcess) {
+  const char* tmp = std::getenv("TMPDIR");
+  return std::string(tmp != nullptr ? tmp : "/tmp") + "/kaja-pdeathsig-" +
+         std::to_string(testProcess);
+}
+
+TEST(ChildProcessTest, ChildDiesWhenItsOwnerIsKilled) {
+  // The owner is killed with SIGKILL, as kaja may be, with no chance to end its child; the
+  // kernel kills the child then.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string pidFile = pidFileFor(::getpid());
+  EXPECT_EXIT(
+      {
+        auto child = ChildProcess::start(minimalPlan({"/bin/sleep", "60"}));
+        if (!child) ::_exit(1);
+        std::ofstream(pidFileFor(::getppid())) << (*child)->pid();
+        ::raise(SIGKILL);
+      },
+      ::testing::KilledBySignal(SIGKILL), "");
+  std::ifstream in(pidFile);
+  pid_t orphan = 0;
+  in >> orphan;
+  std::remove(pidFile.c_str());
+  ASSERT_GT(orphan, 0);
+  EXPECT_TRUE(kaja::testing::eventually([&] { return !isRunning(orphan); }, 2s));
+}
+
+TEST(ChildProcessTest, ChildStartsWithDefaultSignalsAndAnEmptyMask) {
+  // kaja ignores SIGPIPE and handles SIGINT; a server must start with neither.
+  auto child = ChildProcess::start(
+      minimalPlan({"/bin/sh", "-c", "grep -E '^Sig(Blk|Ign):' /proc/self/status"}));
+  ASSERT_TRUE(child);
+  EXPECT_EQ(readAll((*child)->takeStdout()),
+            "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+}
+
+TEST(ChildProcessTest, MissingWorkingDirectoryIsASpawnErrorNamingChdir) {
+  LaunchPlan plan = minimalPlan({"/bin/true"});
+  plan.workingDir = "/nonexistent-kaja-folder";
+  auto child = ChildProcess::start(plan);
+  ASSERT_FALSE(child);
+  EXPECT_EQ(child.error().code, ErrorCode::kSpawn);
+  EXPECT_EQ(child.error().message, "chdir(/nonexistent-kaja-folder): No such file or directory");
 }
 
 }  // namespace
