@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "core/process/unique_fd.h"
+#include "core/util/quote.h"
 #include "core/util/sys.h"
 
 namespace kaja::core::policy {
@@ -200,7 +201,8 @@ Result<std::vector<std::string>> BackupStore::backupBeforeCall(
   std::vector<std::string> done;
   auto refuse = [](const std::string& path, const Error& error) {
     return fail(error.code == ErrorCode::kRefused ? ErrorCode::kRefused : ErrorCode::kIo,
-                "Could not back up " + path + " (" + error.message + "), so the call did not run.",
+                "Could not back up " + quoteForMessage(path) + " (" + error.message +
+                    "), so the call did not run.",
                 {}, "rule: " + std::string(rule::kBackup));
   };
   for (const auto& path : paths) {

@@ -4,6 +4,7 @@
 
 #include "core/policy/backup.h"
 #include "core/policy/folder_guard.h"
+#include "core/util/quote.h"
 
 namespace kaja::core::policy {
 namespace {
@@ -90,8 +91,8 @@ Result<CheckedPath> checkPath(const std::vector<PersonaRoot>& roots, const std::
 
 Error notBackedUp(const mcp::Json& arguments) {
   return Error{ErrorCode::kRefused,
-               "\"" + arguments["path"].get<std::string>() +
-                   "\" is not in a backed-up folder of this persona",
+               quoteForMessage(arguments["path"].get<std::string>()) +
+                   " is not in a backed-up folder of this persona",
                kKajaAbility, std::string("rule: ") + std::string(rule::kBackup)};
 }
 

@@ -7,6 +7,7 @@
 #include "core/paths.h"
 #include "core/policy/path_resolver.h"
 #include "core/policy/text_normalizer.h"
+#include "core/util/quote.h"
 #include "core/util/unicode.h"
 
 namespace kaja::core::policy {
@@ -39,28 +40,8 @@ std::optional<std::string> unsafeCharacter(std::string_view path) {
   return std::nullopt;
 }
 
-// Quotes a value from a call for a one-line message: control characters, direction controls
-// and bytes that are not UTF-8 are escaped, so a path can break neither a message nor a
-// terminal.
-std::string quoteValue(std::string_view value) {
-  std::string out = "\"";
-  for (char32_t c : decodeUtf8(value)) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7F || (c >= 0x80 && c <= 0x9F) || isDirectionControl(c)) {
-      char code[16];
-      std::snprintf(code, sizeof code, "\\u%04x", static_cast<unsigned>(c));
-      out += code;
-    } else {
-      appendUtf8(out, c);
-    }
-  }
-  return out + "\"";
-}
-
 std::string describePath(const std::string& argument, const std::string& given) {
-  return "Argument " + argument + " (" + quoteValue(given) + ")";
+  return "Argument " + argument + " (" + quoteForMessage(given) + ")";
 }
 
 }  // namespace
@@ -154,7 +135,7 @@ std::expected<CheckedPath, Refusal> FolderGuard::checkOne(const Ability& ability
     const GuardedFolder* equivalent = nearestEquivalentFolder(resolved);
     std::string reading = describePath(argument, given) +
                           (resolved == readings->front() ? " resolves to " : " may be read as ") +
-                          quoteValue(resolved);
+                          quoteForMessage(resolved);
     for (const GuardedFolder* judged : {folder, equivalent}) {
       if (judged == nullptr || !judged->readOnly) continue;
       std::string where = judged == folder ? "" : " (through an equivalent name)";

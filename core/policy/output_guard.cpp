@@ -119,7 +119,7 @@ class Guard {
   void addBlock(const Json& block, Json& content);
   void addText(Json block, std::string_view text, bool inResource, Json& content);
   void addMedia(const Json& block, const std::string& data, const std::string& mimeType,
-                std::string kind, Json& content);
+                const std::string& kind, Json& content);
   void addBad(const Json& block, const std::string& why, Json& content);
   std::string identifier(const std::string& value);
 
@@ -211,7 +211,7 @@ void Guard::addText(Json block, std::string_view text, bool inResource, Json& co
 }
 
 void Guard::addMedia(const Json& block, const std::string& data, const std::string& mimeType,
-                     std::string kind, Json& content) {
+                     const std::string& kind, Json& content) {
   if (data.size() <= mediaLeft_) {
     mediaLeft_ -= data.size();
     bool resource = kind == "file";

@@ -39,6 +39,7 @@ const TOOLS = [
     },
   },
   { name: 'blocks', description: 'Returns blocks of every shape.', inputSchema: schema },
+  { name: 'wrongtypes', description: 'Returns fields of the wrong type.', inputSchema: schema },
   { name: 'big', description: 'Returns 2.2 MB of text twice.', inputSchema: schema },
   { name: 'large', description: 'Returns 1.5 MB of text twice.', inputSchema: schema },
   // Each of these must be dropped by the injection scan.
@@ -75,14 +76,13 @@ function callResult(name) {
           { type: 'TEXT', text: 'miscased' },
           { type: 'Image', data: 'QUJD', mimeType: 'image/png' },
           { type: 'foo', payload: 'x'.repeat(100_000) },
-          { type: 'text', text: 5 },
-          { type: 'image', data: 7, mimeType: 'image/png' },
-          [[{ type: 'text', text: 'nested' }]],
           { type: 'text', text: 'fine', _meta: { blob: 'm'.repeat(300_000) }, extra: 'e'.repeat(300_000) },
         ],
         _meta: { trace: 't'.repeat(200_000) },
         structuredContent: { rows: Array.from({ length: 50_000 }, (_, i) => ({ i, v: 'value' })) },
       };
+    case 'wrongtypes':
+      return { content: [{ type: 'text', text: 5 }, { type: 'image', data: 7, mimeType: 'image/png' }] };
     case 'large':
     case 'big':
       // What server-filesystem sends for a 2.2 MB file: the text twice.
