@@ -122,7 +122,8 @@ int runCall(std::span<const std::string> args) {
                          "\" has no backed-up folder, so kaja serves it no tools");
     }
     policy::BackupTools tools(entries, core::homeDir(), session->context.paths.backupsDir,
-                              approvals, audit ? &*audit : nullptr, personaName);
+                              approvals, audit ? &*audit : nullptr, personaName,
+                              {session->context.paths.configDir, session->context.paths.dataDir});
     auto result = tools.call(tool, arguments);
     if (!result) {
       if (result.error().code == core::ErrorCode::kRefused) {
@@ -156,6 +157,7 @@ int runCall(std::span<const std::string> args) {
   policy::CallScope scope{personaName, active->ability, active->entry, core::homeDir()};
   policy::PipelineOptions pipelineOptions;
   pipelineOptions.backupsDir = session->context.paths.backupsDir;
+  pipelineOptions.kajaFolders = {session->context.paths.configDir, session->context.paths.dataDir};
   policy::CallPipeline pipeline(pipelineOptions, approvals, audit ? &*audit : nullptr);
   core::Host& host = *session->host;
   policy::FilteredTools offered = policy::filterTools(scope.ability, &scope.entry, report->tools);

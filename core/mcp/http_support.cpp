@@ -170,6 +170,13 @@ Error closedError(const std::string& who, const std::string& serverName) {
   return Error{ErrorCode::kConnect, who + " was closed.", serverName, {}};
 }
 
+Error unreadableBodyError(const std::string& who, const std::string& serverName,
+                          std::string_view body, const Error& cause) {
+  return Error{ErrorCode::kProtocol,
+               who + " answered with a body that is not JSON-RPC: \"" + clip(body, 120) + "\".",
+               serverName, cause.message};
+}
+
 Error streamFormatError(const std::string& who, const std::string& serverName, const Error& cause) {
   return Error{
       ErrorCode::kProtocol, who + " broke the protocol: " + cause.message + ".", serverName, {}};

@@ -83,6 +83,11 @@ bool failRequestAlone(const TransportHandlers& handlers, const std::optional<Mes
 /// Returns the Error a connection ends with when it was closed on purpose.
 Error closedError(const std::string& who, const std::string& serverName);
 
+/// Returns the Error for a response body that parseMessages could not read (`cause` says
+/// why), quoting the start of `body`.
+Error unreadableBodyError(const std::string& who, const std::string& serverName,
+                          std::string_view body, const Error& cause);
+
 /// Returns the Error for an event stream that broke the SSE format (`cause` says how).
 Error streamFormatError(const std::string& who, const std::string& serverName, const Error& cause);
 

@@ -397,10 +397,8 @@ void HttpTransport::completePost(Exchange exchange) {
   if (exchange.body.find_first_not_of(" \t\r\n") != std::string::npos) {
     auto messages = parseMessages(exchange.body);
     if (!messages) {
-      Error error{ErrorCode::kProtocol,
-                  describe() + " answered with a body that is not JSON-RPC: \"" +
-                      clip(exchange.body, 120) + "\".",
-                  options_.serverName, messages.error().message};
+      Error error =
+          unreadableBodyError(describe(), options_.serverName, exchange.body, messages.error());
       // It answered one request (too deep, say): that request fails, the others go on.
       if (exchange.kind != Kind::kPost ||
           !failRequestAlone(handlers_, exchange.message, 0, error)) {

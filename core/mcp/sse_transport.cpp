@@ -276,10 +276,8 @@ void SseTransport::settle(Exchange exchange, Result<void> result) {
       exchange.body.find_first_not_of(" \t\r\n") != std::string::npos) {
     auto messages = parseMessages(exchange.body);
     if (!messages) {
-      Error error{ErrorCode::kProtocol,
-                  describe() + " answered with a body that is not JSON-RPC: \"" +
-                      clip(exchange.body, 120) + "\".",
-                  options_.serverName, messages.error().message};
+      Error error =
+          unreadableBodyError(describe(), options_.serverName, exchange.body, messages.error());
       // A request fails at once; any other answer is only noted, as before.
       if (!failRequestAlone(handlers_, exchange.message, 0, error)) {
         const std::string warning = skipWarnings_.next(describe(), exchange.body);

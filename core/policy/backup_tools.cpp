@@ -58,23 +58,25 @@ std::vector<mcp::Tool> backupTools() {
 
 BackupTools::BackupTools(std::vector<PersonaEntry> entries, std::string home,
                          std::string backupsDir, ApprovalSession& approvals, AuditLog* audit,
-                         std::string persona)
+                         std::string persona, std::vector<std::string> kajaFolders)
     : entries_(std::move(entries)),
       home_(std::move(home)),
       backupsDir_(std::move(backupsDir)),
       approvals_(approvals),
       audit_(audit),
-      persona_(std::move(persona)) {}
+      persona_(std::move(persona)),
+      kajaFolders_(std::move(kajaFolders)) {}
 
 namespace {
 
 // The guard checks paths the way it does for any server: one argument named "path".
 Result<CheckedPath> checkPath(const std::vector<PersonaRoot>& roots, const std::string& home,
-                              const mcp::Json& arguments) {
+                              const mcp::Json& arguments,
+                              const std::vector<std::string>& kajaFolders = {}) {
   if (!arguments.is_object() || !arguments.contains("path") || !arguments["path"].is_string()) {
     return fail(ErrorCode::kUsage, "needs a \"path\" string argument", kKajaAbility);
   }
-  auto guard = FolderGuard::create(roots, home);
+  auto guard = FolderGuard::create(roots, home, kajaFolders);
   if (!guard) return std::unexpected(guard.error());
   Ability self;
   self.name = kKajaAbility;
@@ -123,9 +125,10 @@ Result<std::string> BackupTools::listedPath(const mcp::Json& arguments) const {
 Result<std::string> BackupTools::restorablePath(const mcp::Json& arguments) const {
   // Every folder of the persona, read-only ones included: a restore is a write like any other.
   std::vector<PersonaRoot> roots;
-  for (const auto& entry : entries_)
+  for (const auto& entry : entries_) {
     roots.insert(roots.end(), entry.roots.begin(), entry.roots.end());
-  auto path = checkPath(roots, home_, arguments);
+  }
+  auto path = checkPath(roots, home_, arguments, kajaFolders_);
   if (!path) return std::unexpected(path.error());
   if (path->landings.empty()) return std::unexpected(notBackedUp(arguments));
   // The copies are kept under the kernel's reading; every reading must be a backed-up folder.

@@ -30,7 +30,8 @@ class BackupTools {
  public:
   /// `approvals` and `audit` (may be null) must outlive the tools.
   BackupTools(std::vector<PersonaEntry> entries, std::string home, std::string backupsDir,
-              ApprovalSession& approvals, AuditLog* audit = nullptr, std::string persona = {});
+              ApprovalSession& approvals, AuditLog* audit = nullptr, std::string persona = {},
+              std::vector<std::string> kajaFolders = {});
 
   /// Runs `tool` with `arguments`. kRefused when a rule or the approver says no,
   /// kUsage for bad arguments, kNotFound for an unknown copy.
@@ -47,6 +48,7 @@ class BackupTools {
   ApprovalSession& approvals_;
   AuditLog* audit_;
   std::string persona_;
+  std::vector<std::string> kajaFolders_;
 };
 
 }  // namespace kaja::core::policy

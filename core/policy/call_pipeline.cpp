@@ -1,6 +1,8 @@
 #include "core/policy/call_pipeline.h"
 
+#include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "core/policy/backup.h"
 #include "core/policy/folder_guard.h"
@@ -37,6 +39,20 @@ size_t resultBytes(const mcp::ToolResult& result) {
 
 }  // namespace
 
+size_t jsonDepth(const mcp::Json& value, size_t limit) {
+  std::vector<std::pair<const mcp::Json*, size_t>> pending = {{&value, 0}};
+  size_t deepest = 0;
+  while (!pending.empty()) {
+    auto [node, depth] = pending.back();
+    pending.pop_back();
+    if (!node->is_structured()) continue;
+    deepest = std::max(deepest, depth + 1);
+    if (deepest > limit) return deepest;
+    for (const auto& child : *node) pending.emplace_back(&child, depth + 1);
+  }
+  return deepest;
+}
+
 CallPipeline::CallPipeline(PipelineOptions options, ApprovalSession& approvals, AuditLog* audit)
     : options_(std::move(options)), approvals_(approvals), audit_(audit) {}
 
@@ -72,6 +88,11 @@ CallOutcome CallPipeline::call(const CallScope& scope, const FilteredTools& offe
 CallOutcome CallPipeline::run(const CallScope& scope, const FilteredTools& filtered,
                               const std::string& tool, const mcp::Json& arguments,
                               const CallFunction& send) {
+  if (jsonDepth(arguments, kMaxArgumentDepth) > kMaxArgumentDepth) {
+    return refused(Refusal{std::string(rule::kArguments),
+                           "The arguments nest deeper than " + std::to_string(kMaxArgumentDepth) +
+                               " levels, more than kaja checks; the call did not run."});
+  }
   // 1. Filter: the persona sees only what the allow-lists and the scanner let through.
   const mcp::Tool* offered = nullptr;
   for (const auto& candidate : filtered.offered) {
@@ -87,7 +108,8 @@ CallOutcome CallPipeline::run(const CallScope& scope, const FilteredTools& filte
   std::vector<CheckedPath> paths;
   std::optional<FolderGuard> guard;
   if (write) {
-    auto created = FolderGuard::create(usableRoots(scope.ability, scope.entry), scope.home);
+    auto created = FolderGuard::create(usableRoots(scope.ability, scope.entry), scope.home,
+                                       options_.kajaFolders);
     if (!created) {
       CallOutcome outcome;
       outcome.decision = AuditDecision::kFailed;

@@ -31,7 +31,16 @@ struct PipelineOptions {
   std::string backupsDir;
   OutputLimits limits;
   std::vector<std::string> confirmList;  ///< tools that never run without a person (U4)
+  std::vector<std::string> kajaFolders;  ///< kaja's own folders, never written by a call
 };
+
+/// How deep a call's arguments may nest. Deeper arguments are refused before any step, so
+/// no step recurses through them.
+inline constexpr size_t kMaxArgumentDepth = 64;
+
+/// Returns how deeply `value` nests arrays and objects (a scalar is 0), counting without
+/// recursion and stopping once past `limit`.
+size_t jsonDepth(const mcp::Json& value, size_t limit);
 
 /// Sends the call to the server once every step before it allowed it.
 using CallFunction =

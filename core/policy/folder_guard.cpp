@@ -55,7 +55,8 @@ std::vector<PersonaRoot> usableRoots(const Ability& ability, const PersonaEntry&
   return roots;
 }
 
-Result<FolderGuard> FolderGuard::create(const std::vector<PersonaRoot>& roots, std::string home) {
+Result<FolderGuard> FolderGuard::create(const std::vector<PersonaRoot>& roots, std::string home,
+                                        const std::vector<std::string>& kajaOwn) {
   FolderGuard guard;
   guard.home_ = std::move(home);
   for (const auto& root : roots) {
@@ -69,6 +70,19 @@ Result<FolderGuard> FolderGuard::create(const std::vector<PersonaRoot>& roots, s
     guard.folders_.push_back({root.path, *resolved, root.readOnly, root.backup});
     guard.anyReadOnly_ = guard.anyReadOnly_ || root.readOnly;
     guard.anyBackup_ = guard.anyBackup_ || root.backup;
+  }
+  // kaja's own folders matter only where a root holds them: nothing else reaches them.
+  const size_t given = guard.folders_.size();
+  for (const auto& own : kajaOwn) {
+    auto resolved = resolvePath(own);
+    if (!resolved) continue;
+    bool reachable = false;
+    for (size_t i = 0; i < given; ++i) {
+      reachable = reachable || isWithinEquivalent(*resolved, guard.folders_[i].resolved);
+    }
+    if (!reachable) continue;
+    guard.folders_.push_back({own, *resolved, true, false, true});
+    guard.relativeReachesKaja_ = true;
   }
   // Longest first, so the first container found is the nearest; on a tie the stricter wins.
   std::stable_sort(guard.folders_.begin(), guard.folders_.end(),
@@ -103,6 +117,41 @@ const GuardedFolder* FolderGuard::nearestEquivalentFolder(const std::string& res
   return nearest;
 }
 
+std::optional<Refusal> FolderGuard::judgeReading(const Ability& ability, const std::string& reading,
+                                                 const std::string& resolved,
+                                                 CheckedPath& checked) const {
+  auto protectedBy = [&](const GuardedFolder& folder, const std::string& how) {
+    if (folder.kajaOwn) {
+      return Refusal{std::string(rule::kReadOnlyFolder),
+                     reading + ", " + how + " kaja's own folder " + quoteForMessage(folder.given) +
+                         " (its settings, data and backups), which no ability may change."};
+    }
+    return Refusal{std::string(rule::kReadOnlyFolder),
+                   reading + ", " + how + " the read-only folder " + folder.given + ", so " +
+                       ability.name + " may not write there."};
+  };
+  const GuardedFolder* folder = nearestFolder(resolved);
+  const GuardedFolder* equivalent = nearestEquivalentFolder(resolved);
+  if (folder != nullptr && folder->readOnly) return protectedBy(*folder, "in");
+  if (equivalent != nullptr && equivalent->readOnly) {
+    return protectedBy(*equivalent, "through an equivalent name in");
+  }
+  if (folder == nullptr) return std::nullopt;
+  bool backup = folder->backup || (equivalent != nullptr && equivalent->backup);
+  checked.landings.push_back(Landing{resolved, folder, backup});
+  // A folder inside the path moves or changes with it: a protected one may not, and a
+  // backed-up one is copied first.
+  for (const auto& inner : folders_) {
+    if (!isWithinEquivalent(inner.resolved, resolved) ||
+        isWithinEquivalent(resolved, inner.resolved)) {
+      continue;
+    }
+    if (inner.readOnly) return protectedBy(inner, "which holds");
+    if (inner.backup) checked.landings.push_back(Landing{inner.resolved, &inner, true});
+  }
+  return std::nullopt;
+}
+
 std::expected<CheckedPath, Refusal> FolderGuard::checkOne(const Ability& ability,
                                                           const std::string& argument,
                                                           const std::string& given) const {
@@ -113,7 +162,7 @@ std::expected<CheckedPath, Refusal> FolderGuard::checkOne(const Ability& ability
   }
   std::string expanded = expandHome(given, home_);
   if (!expanded.starts_with("/")) {
-    if (anyReadOnly_ || anyBackup_) {
+    if (anyReadOnly_ || anyBackup_ || relativeReachesKaja_) {
       return refuse(rule::kRelativePath,
                     describePath(argument, given) +
                         " is a relative path; while a folder is read-only or backed up, paths "
@@ -131,28 +180,16 @@ std::expected<CheckedPath, Refusal> FolderGuard::checkOne(const Ability& ability
   CheckedPath checked{argument, given, {}, nullptr, {}};
   std::optional<Refusal> outside;
   for (const auto& resolved : *readings) {
-    const GuardedFolder* folder = nearestFolder(resolved);
-    const GuardedFolder* equivalent = nearestEquivalentFolder(resolved);
     std::string reading = describePath(argument, given) +
                           (resolved == readings->front() ? " resolves to " : " may be read as ") +
                           quoteForMessage(resolved);
-    for (const GuardedFolder* judged : {folder, equivalent}) {
-      if (judged == nullptr || !judged->readOnly) continue;
-      std::string where = judged == folder ? "" : " (through an equivalent name)";
-      return refuse(rule::kReadOnlyFolder, reading + ", in the read-only folder " + judged->given +
-                                               where + ", so " + ability.name +
-                                               " may not write there.");
+    if (auto refusal = judgeReading(ability, reading, resolved, checked)) {
+      return std::unexpected(std::move(*refusal));
     }
-    if (folder == nullptr) {
-      if (!outside) {
-        outside =
-            Refusal{std::string(rule::kOutsideFolders),
-                    reading + ", outside every folder the persona gives " + ability.name + "."};
-      }
-      continue;
+    if (!outside && nearestFolder(resolved) == nullptr) {
+      outside = Refusal{std::string(rule::kOutsideFolders),
+                        reading + ", outside every folder the persona gives " + ability.name + "."};
     }
-    bool backup = folder->backup || (equivalent != nullptr && equivalent->backup);
-    checked.landings.push_back(Landing{resolved, folder, backup});
   }
   if (outside) return std::unexpected(std::move(*outside));
   checked.resolved = checked.landings.front().resolved;

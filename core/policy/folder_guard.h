@@ -1,6 +1,7 @@
 #pragma once
 
 #include <expected>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ struct GuardedFolder {
   std::string resolved;  ///< `~` expanded and symlinks followed (see resolvePath)
   bool readOnly = false;
   bool backup = false;
+  bool kajaOwn = false;  ///< one of kaja's own folders (settings, data, backups): never written
 };
 
 /// One place a path argument may land: one reading of it (see resolveInterpretations).
@@ -46,13 +48,19 @@ std::vector<PersonaRoot> usableRoots(const Ability& ability, const PersonaEntry&
 /// persona gives, and the nearest such folder must not be read-only. A server may read a path
 /// in more than one way (`..` collapsed before or after symlinks, a missing name mapped to an
 /// existing equivalent one), so every reading is judged, and a folder is also matched through
-/// equivalent names: all must land in writable folders. A path holding a control character,
+/// equivalent names: all must land in writable folders. A path that holds a read-only folder
+/// or one of kaja's own is refused too (moving it would take the folder's protection away),
+/// and one that holds a backed-up folder lands there as well, so that folder is copied first.
+/// A path holding a control character,
 /// a direction control or ill-formed UTF-8 is refused outright. Immutable after create().
 class FolderGuard {
  public:
-  /// Returns a guard over `roots`, each expanded with `home` and resolved. kInvalidConfig when
-  /// a root is neither absolute nor `~/…`; kIo when one cannot be resolved.
-  static Result<FolderGuard> create(const std::vector<PersonaRoot>& roots, std::string home);
+  /// Returns a guard over `roots`, each expanded with `home` and resolved. `kajaOwn` are kaja's
+  /// own folders (its settings, data and backups): no call may write in them or move them,
+  /// whatever folder holds them. kInvalidConfig when a root is neither absolute nor `~/…`;
+  /// kIo when one cannot be resolved.
+  static Result<FolderGuard> create(const std::vector<PersonaRoot>& roots, std::string home,
+                                    const std::vector<std::string>& kajaOwn = {});
 
   /// Returns the checked path arguments of a call to `ability` that may write, or the refusal
   /// naming the argument, the path and the rule. With no folders there is nothing to guard
@@ -78,9 +86,12 @@ class FolderGuard {
  private:
   std::expected<CheckedPath, Refusal> checkOne(const Ability& ability, const std::string& argument,
                                                const std::string& given) const;
+  std::optional<Refusal> judgeReading(const Ability& ability, const std::string& reading,
+                                      const std::string& resolved, CheckedPath& checked) const;
 
   std::vector<GuardedFolder> folders_;
   std::string home_;
+  bool relativeReachesKaja_ = false;  ///< a root holds one of kaja's own folders
   bool anyReadOnly_ = false;
   bool anyBackup_ = false;
 };

@@ -80,13 +80,7 @@ bool closeOnExecFrom(int first, int keep) {
     const int current = ::getpriority(PRIO_PROCESS, 0);
     if (errno == 0) ::setpriority(PRIO_PROCESS, 0, std::min(19, current + plan.niceness));
   }
-  struct sigaction byDefault {};
-  byDefault.sa_handler = SIG_DFL;
-  ::sigemptyset(&byDefault.sa_mask);
-  for (int signal = 1; signal < NSIG; ++signal) ::sigaction(signal, &byDefault, nullptr);
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  restoreDefaultSignals();
   // Lift every descriptor out of the way first, so no dup2 onto 0..4 overwrites one still
   // needed.
   constexpr int kAbove = 10;
@@ -260,6 +254,16 @@ Result<pid_t> forkExec(const ExecSpec& spec) {
   // follows this thread.
   if (!SpawnThread::instance().run(job)) job();
   return result;
+}
+
+void restoreDefaultSignals() {
+  struct sigaction byDefault {};
+  byDefault.sa_handler = SIG_DFL;
+  ::sigemptyset(&byDefault.sa_mask);
+  for (int signal = 1; signal < NSIG; ++signal) ::sigaction(signal, &byDefault, nullptr);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
 }  // namespace kaja::core

@@ -52,4 +52,8 @@ inline constexpr int kReportedExecveFailure = 6;
 /// has begun.
 Result<pid_t> forkExec(const ExecSpec& spec);
 
+/// In a child about to exec: puts every signal back to its default action and empties the
+/// signal mask, so a server starts as if from a shell. Async-signal-safe; allocates nothing.
+void restoreDefaultSignals();
+
 }  // namespace kaja::core

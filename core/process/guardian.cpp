@@ -74,13 +74,7 @@ void endEverythingBelow() {
 [[noreturn]] void execServer(char** argv, pid_t guardian) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   if (::getppid() != guardian) ::_exit(127);
-  struct sigaction byDefault {};
-  byDefault.sa_handler = SIG_DFL;
-  ::sigemptyset(&byDefault.sa_mask);
-  for (int signal = 1; signal < NSIG; ++signal) ::sigaction(signal, &byDefault, nullptr);
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  restoreDefaultSignals();
   ::execve(argv[0], argv, environ);
   const int message[2] = {kReportedExecveFailure, errno};
   [[maybe_unused]] const ssize_t ignored = ::write(kReportFd, message, sizeof message);

@@ -231,5 +231,84 @@ TEST_F(AttackTest, RestoreCannotWriteIntoAReadOnlyFolderInsideABackedUpOne) {
   EXPECT_THAT(audit, HasSubstr("\"decision\":\"refused\""));
 }
 
+TEST_F(AttackTest, MovingAFolderThatHoldsAReadOnlyFolderIsRefused) {
+  dir_.write("market/personas/nest.toml", R"(abilities = [{ name = "fs", roots = [
+  "~/notes", "~/work", "~/top",
+  { path = "~/notes/archive", readOnly = true },
+  { path = "~/top/mid/inner", readOnly = true },
+] }]
+)");
+  dir_.write("home/notes/archive/old.txt", "do not touch");
+  dir_.write("home/top/mid/inner/s.txt", "inner");
+  fs::create_directories(home_ + "/work");
+  expectRefused(call("move_file", {{"source", "~/notes"}, {"destination", "~/work/notes"}}, "nest"),
+                "move a root holding a read-only folder");
+  expectRefused(call("move_file", {{"source", "~/top/mid"}, {"destination", "~/top/mid2"}}, "nest"),
+                "move a folder holding a read-only folder");
+  expectRefused(call("move_file", {{"source", "~/TOP/mid"}, {"destination", "~/top/mid2"}}, "nest"),
+                "the same through another spelling");
+  EXPECT_EQ(testing::readFile(home_ + "/notes/archive/old.txt"), "do not touch");
+  EXPECT_EQ(testing::readFile(home_ + "/top/mid/inner/s.txt"), "inner");
+  EXPECT_FALSE(fs::exists(home_ + "/work/notes"));
+  // A folder beside the read-only one still moves.
+  dir_.write("home/notes/drafts/d.txt", "d");
+  auto beside =
+      call("move_file", {{"source", "~/notes/drafts"}, {"destination", "~/work/d"}}, "nest");
+  EXPECT_EQ(beside.exitCode, 0) << beside.err;
+}
+
+TEST_F(AttackTest, MovingAFolderThatHoldsABackedUpFolderCopiesItFirst) {
+  dir_.write("market/personas/keep.toml", R"(abilities = [{ name = "fs", roots = [
+  "~/proj", { path = "~/proj/mid/keep", backup = true },
+] }]
+)");
+  dir_.write("home/proj/mid/keep/doc.txt", "precious v1");
+  auto moved =
+      call("move_file", {{"source", "~/proj/mid"}, {"destination", "~/proj/mid2"}}, "keep");
+  ASSERT_EQ(moved.exitCode, 0) << moved.err;
+  ASSERT_EQ(call("write_file", {{"path", "~/proj/mid2/keep/doc.txt"}, {"content", "gone"}}, "keep")
+                .exitCode,
+            0);
+  EXPECT_THAT(copiesOf(home_ + "/proj/mid/keep/doc.txt"), ::testing::ElementsAre("precious v1"));
+}
+
+TEST_F(AttackTest, KajasOwnFoldersAreNeverWrittenEvenInsideAWritableFolder) {
+  // The persona gives the whole tree that holds kaja's settings and data.
+  dir_.write("market/personas/all.toml", "abilities = [{ name = \"fs\", roots = [\"" + root_ +
+                                             "\", { path = \"~/bk\", backup = true }] }]\n");
+  ASSERT_EQ(call("write_file", {{"path", "~/bk/p.txt"}, {"content", "v2"}}, "all").exitCode, 0);
+  std::string audit = root_ + "/data/kaja/audit.jsonl";
+  std::string auditBefore = testing::readFile(audit);
+  ASSERT_FALSE(auditBefore.empty());
+  for (const std::string& path :
+       {audit, root_ + "/data/kaja/backups" + home_ + "/bk/p.txt/x",
+        root_ + "/config/kaja/marketplace/personas/all.toml", root_ + "/home/../data/kaja/new",
+        root_ + "/DATA/kaja/audit.jsonl"}) {
+    auto result = call("write_file", {{"path", path}, {"content", "owned"}}, "all");
+    expectRefused(result, path);
+    EXPECT_THAT(result.err, HasSubstr("kaja's own folder")) << path;
+  }
+  expectRefused(
+      call("move_file", {{"source", root_ + "/data"}, {"destination", root_ + "/d2"}}, "all"),
+      "moving the folder that holds kaja's data");
+  EXPECT_EQ(testing::readFile(audit).substr(0, auditBefore.size()), auditBefore);
+  EXPECT_FALSE(fs::exists(root_ + "/config/kaja/marketplace"));
+  // Elsewhere in the same folder, writes go on.
+  EXPECT_EQ(call("write_file", {{"path", "~/rw/fine.txt"}, {"content", "ok"}}, "all").exitCode, 0);
+}
+
+TEST_F(AttackTest, ArgumentsNestedTooDeepAreRefusedNotACrash) {
+  for (size_t depth : {65UL, 1000UL, 60000UL}) {
+    std::string nested = std::string(depth, '[') + std::string(depth, ']');
+    std::string arguments = R"({"path": "~/rw/deep.txt", "content": "x", "a": )" + nested + "}";
+    auto result = kaja({"call", "--persona", "work", "--yes", "fs", "write_file", arguments});
+    expectRefused(result, "depth " + std::to_string(depth));
+    EXPECT_THAT(result.err, HasSubstr("nest deeper than 64 levels"));
+  }
+  EXPECT_FALSE(fs::exists(home_ + "/rw/deep.txt"));
+  std::string audit = testing::readFile(root_ + "/data/kaja/audit.jsonl");
+  EXPECT_THAT(audit, HasSubstr("arguments too deep"));
+}
+
 }  // namespace
 }  // namespace kaja::policy_attacks
