@@ -49,7 +49,8 @@ struct ApprovalRequest {
   std::string tool;
   mcp::Json arguments = mcp::Json::object();  ///< exactly what will be sent
   bool write = true;
-  bool confirmListed = false;  ///< the "a" answer is not offered and counts only once
+  bool confirmListed = false;         ///< the "a" answer is not offered and counts only once
+  std::vector<std::string> writesTo;  ///< where the folder check found the call would write
 };
 
 /// An approver's answer.

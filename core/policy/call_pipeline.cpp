@@ -125,6 +125,9 @@ CallOutcome CallPipeline::run(const CallScope& scope, const FilteredTools& filte
   // 4. Ask, when the policy says so.
   ApprovalRequest request{scope.ability.name, tool, arguments, write,
                           approvalNeed(policy, tool, write) == ApprovalNeed::kPerson};
+  for (const auto& path : paths) {
+    for (const auto& landing : path.landings) request.writesTo.push_back(landing.resolved);
+  }
   ApprovalOutcome approval = approvals_.decide(policy, request);
   if (!approval.allowed()) {
     return refused(

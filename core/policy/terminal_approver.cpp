@@ -7,6 +7,7 @@
 #include <streambuf>
 #include <string>
 
+#include "core/policy/output_guard.h"
 #include "core/policy/text_normalizer.h"
 #include "core/process/unique_fd.h"
 #include "core/util/sys.h"
@@ -82,6 +83,44 @@ std::string trimLower(std::string text) {
   return text;
 }
 
+// Returns `value` cut for a person to read: strings past 300 bytes, arrays past 20 items and
+// objects past 30 members are cut with a note, and nesting past 8 levels is shown as a note,
+// so a call's arguments cannot bury what matters under bulk.
+mcp::Json summarizeForPrompt(const mcp::Json& value, int depth) {
+  constexpr size_t kStringBytes = 300;
+  constexpr size_t kItems = 20;
+  constexpr size_t kMembers = 30;
+  constexpr int kDepth = 8;
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    if (text.size() <= kStringBytes) return value;
+    return text.substr(0, utf8CutPoint(text, kStringBytes)) + "…[" + std::to_string(text.size()) +
+           " bytes in all]";
+  }
+  if (!value.is_structured()) return value;
+  if (depth >= kDepth) return "[nested deeper than " + std::to_string(kDepth) + " levels]";
+  if (value.is_array()) {
+    mcp::Json out = mcp::Json::array();
+    for (size_t i = 0; i < value.size() && i < kItems; ++i) {
+      out.push_back(summarizeForPrompt(value[i], depth + 1));
+    }
+    if (value.size() > kItems) {
+      out.push_back("[and " + std::to_string(value.size() - kItems) + " more items]");
+    }
+    return out;
+  }
+  mcp::Json out = mcp::Json::object();
+  size_t shown = 0;
+  for (const auto& [key, member] : value.items()) {
+    if (shown++ == kMembers) break;
+    out[key] = summarizeForPrompt(member, depth + 1);
+  }
+  if (value.size() > kMembers) {
+    out["…"] = "and " + std::to_string(value.size() - kMembers) + " more arguments";
+  }
+  return out;
+}
+
 }  // namespace
 
 struct TerminalApprover::Tty {
@@ -127,11 +166,18 @@ Result<std::unique_ptr<TerminalApprover>> TerminalApprover::openTty() {
 ApprovalReply TerminalApprover::ask(const ApprovalRequest& request) {
   std::string tool = printableName(request.tool);
   std::string arguments =
-      escapeInvisibles(request.arguments.dump(2, ' ', false, mcp::Json::error_handler_t::replace));
+      escapeInvisibles(summarizeForPrompt(request.arguments, 0)
+                           .dump(2, ' ', false, mcp::Json::error_handler_t::replace));
+  size_t count = request.arguments.is_object() ? request.arguments.size() : 1;
   out_ << "\n"
        << printableName(request.server) << " wants to run " << tool
-       << (request.write ? " (it may change things)" : " (a read)") << " with arguments:\n"
-       << arguments << "\n";
+       << (request.write ? " (it may change things)" : " (a read)") << " with " << count
+       << (count == 1 ? " argument:\n" : " arguments:\n") << arguments << "\n";
+  // Last, next to the question, so no number of arguments can push it out of sight.
+  if (!request.writesTo.empty()) {
+    out_ << "It would write to:\n";
+    for (const auto& path : request.writesTo) out_ << "  " << escapeInvisibles(path) << "\n";
+  }
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     if (request.confirmListed) {
       out_ << tool << " is on the confirm list. Allow this call? [y]es / [N]o: ";

@@ -165,6 +165,32 @@ TEST(TerminalApproverTest, EscapesControlAndInvisibleCharacters) {
   EXPECT_THAT(out.str(), HasSubstr("a\\u200Bb\\u001b"));
 }
 
+TEST(TerminalApproverTest, BulkCannotBuryWhereTheCallWrites) {
+  std::istringstream in("n\n");
+  std::ostringstream out;
+  TerminalApprover approver(in, out);
+  mcp::Json arguments = {{"path", "/home/u/ro/secret.txt"},
+                         {"content", std::string(100000, 'x')},
+                         {"zz_path_shown", "/home/u/rw/harmless.txt"}};
+  for (int i = 0; i < 300; ++i) arguments["q" + std::to_string(1000 + i)] = i;
+  mcp::Json deep = mcp::Json::array();
+  for (int i = 0; i < 1000; ++i) deep = mcp::Json::array({deep});
+  arguments["deep"] = deep;
+  ApprovalRequest asked{"filesystem", "write_file", arguments, true, false};
+  asked.writesTo = {"/home/u/ro/secret.txt"};
+  approver.ask(asked);
+  std::string shown = out.str();
+  EXPECT_THAT(shown, HasSubstr("with 304 arguments:"));
+  EXPECT_THAT(shown, HasSubstr("100000 bytes in all"));
+  EXPECT_THAT(shown, HasSubstr("more arguments"));
+  EXPECT_THAT(shown, HasSubstr("nested deeper than 8 levels"));
+  EXPECT_LT(shown.size(), 5000u);
+  // Where it writes is said last, right above the question.
+  auto writes = shown.rfind("It would write to:\n  /home/u/ro/secret.txt\n");
+  ASSERT_NE(writes, std::string::npos) << shown;
+  EXPECT_EQ(shown.find("Allow?"), shown.find('\n', writes + 20) + 1);
+}
+
 TEST(TerminalApproverTest, OpenTtyEitherWorksOrNamesTheCall) {
   auto tty = TerminalApprover::openTty();
   if (!tty) {
