@@ -176,8 +176,10 @@ Result<std::vector<std::string>> BackupStore::backupTree(const std::string& reso
                                            std::to_string(treeLimits_.maxFiles) +
                                            " entries, more than kaja copies before a change");
     }
-    if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
-    bytes += it->file_size(ec);
+    // Links are not followed (a dangling one is no error), and only regular files are copied.
+    std::error_code entryError;
+    if (it->is_symlink(entryError) || !it->is_regular_file(entryError)) continue;
+    bytes += it->file_size(entryError);
     if (bytes > treeLimits_.maxBytes) {
       return fail(ErrorCode::kRefused,
                   resolvedDir + " holds more than " + std::to_string(treeLimits_.maxBytes) +

@@ -165,8 +165,8 @@ std::expected<CheckedPath, Refusal> FolderGuard::checkOne(const Ability& ability
     if (anyReadOnly_ || anyBackup_ || relativeReachesKaja_) {
       return refuse(rule::kRelativePath,
                     describePath(argument, given) +
-                        " is a relative path; while a folder is read-only or backed up, paths "
-                        "must be absolute or start with ~/.");
+                        " is a relative path; while a folder is read-only, backed up or holds "
+                        "kaja's own files, paths must be absolute or start with ~/.");
     }
     return CheckedPath{argument, given, {}, nullptr, {}};
   }

@@ -190,6 +190,8 @@ TEST_F(AttackTest, EquivalentSpellingOfABackedUpFileStillKeepsACopy) {
 TEST_F(AttackTest, MovingAFolderOutOfABackedUpFolderCopiesItFirst) {
   dir_.write("home/bk/proj/a.txt", "A1");
   dir_.write("home/bk/proj/sub/b.txt", "B1");
+  fs::create_symlink(home_ + "/nowhere", home_ + "/bk/proj/dangling");
+  fs::create_symlink("/dev/zero", home_ + "/bk/proj/zero");
   auto moved = call("move_file", {{"source", "~/bk/proj"}, {"destination", "~/rw/proj"}});
   ASSERT_EQ(moved.exitCode, 0) << moved.err;
   ASSERT_TRUE(fs::exists(home_ + "/rw/proj/sub/b.txt"));
