@@ -1,7 +1,9 @@
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -123,6 +125,43 @@ Result<void> checkEchoedHeader(const std::string& who, const std::string& server
 /// Returns the Error that ends a connection whose server asked more than kaja answers:
 /// `waiting` replies were queued behind the ones in flight.
 Error replyFloodError(const std::string& who, const std::string& serverName, std::size_t waiting);
+
+/// The replies kaja owes a server over HTTP: at most `maxInFlight` posted at once (a server
+/// that floods requests must not make kaja open a connection per reply) and `maxWaiting`
+/// queued behind them. The transport counts what is in flight; this keeps the queue.
+class ReplyQueue {
+ public:
+  /// What to do with one reply.
+  enum class Verdict { kPostNow, kQueued, kFlooded };
+
+  ReplyQueue(int maxInFlight, std::size_t maxWaiting)
+      : limit_(static_cast<std::size_t>(std::max(1, maxInFlight))), maxWaiting_(maxWaiting) {}
+
+  /// Returns kPostNow while fewer than the limit are `inFlight`; otherwise queues `message`
+  /// (kQueued), or refuses it when the queue is full (kFlooded: end the connection).
+  Verdict offer(const Message& message, std::size_t inFlight) {
+    if (inFlight < limit_) return Verdict::kPostNow;
+    if (waiting_.size() >= maxWaiting_) return Verdict::kFlooded;
+    waiting_.push_back(message);
+    return Verdict::kQueued;
+  }
+  /// Returns the next queued reply when fewer than the limit are `inFlight`, else nullopt.
+  std::optional<Message> take(std::size_t inFlight) {
+    if (waiting_.empty() || inFlight >= limit_) return std::nullopt;
+    Message next = std::move(waiting_.front());
+    waiting_.pop_front();
+    return next;
+  }
+  /// Forgets every queued reply.
+  void clear() { waiting_.clear(); }
+  /// Returns how many may wait.
+  [[nodiscard]] std::size_t maxWaiting() const { return maxWaiting_; }
+
+ private:
+  std::size_t limit_;
+  std::size_t maxWaiting_;
+  std::deque<Message> waiting_;
+};
 
 /// Counts events that were not JSON-RPC and returns the warning to give for one more, or
 /// "" once kMaxSkipWarnings were given (the last of them says later ones are silent), so a

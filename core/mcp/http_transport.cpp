@@ -39,7 +39,8 @@ HttpTransport::HttpTransport(asio::io_context& io, net::Url url, RemotePlan plan
       url_(std::move(url)),
       plan_(std::move(plan)),
       options_(std::move(options)),
-      worker_(std::make_unique<net::HttpWorker>(io, options_.addressPolicy)) {}
+      worker_(std::make_unique<net::HttpWorker>(io, options_.addressPolicy)),
+      replies_(options_.maxRepliesInFlight, options_.maxRepliesWaiting) {}
 
 HttpTransport::~HttpTransport() { worker_.reset(); }
 

@@ -164,7 +164,7 @@ class HttpTransport final : public Transport, public std::enable_shared_from_thi
   std::uint64_t nextKey_ = 1;
   std::vector<std::shared_ptr<boost::asio::steady_timer>> timers_;
   std::unique_ptr<boost::asio::steady_timer> closeTimer_;
-  std::deque<Message> replies_;  // replies waiting for a free slot
+  ReplyQueue replies_;  // replies waiting for a free slot
   SkipWarnings skipWarnings_;
 
   std::optional<std::string> sessionId_;

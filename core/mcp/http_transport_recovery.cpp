@@ -14,15 +14,16 @@ std::string idKey(const Json& id) { return id.dump(); }
 }  // namespace
 
 void HttpTransport::sendReply(const Message& message) {
-  if (repliesInFlight() < static_cast<std::size_t>(std::max(1, options_.maxRepliesInFlight))) {
-    post(message, false);
-    return;
+  switch (replies_.offer(message, repliesInFlight())) {
+    case ReplyQueue::Verdict::kPostNow:
+      post(message, false);
+      return;
+    case ReplyQueue::Verdict::kFlooded:
+      fatal(replyFloodError(describe(), options_.serverName, replies_.maxWaiting()));
+      return;
+    case ReplyQueue::Verdict::kQueued:
+      return;
   }
-  if (replies_.size() >= options_.maxRepliesWaiting) {
-    fatal(replyFloodError(describe(), options_.serverName, options_.maxRepliesWaiting));
-    return;
-  }
-  replies_.push_back(message);
 }
 
 std::size_t HttpTransport::repliesInFlight() const {
@@ -31,11 +32,10 @@ std::size_t HttpTransport::repliesInFlight() const {
 }
 
 void HttpTransport::pumpReplies() {
-  const auto limit = static_cast<std::size_t>(std::max(1, options_.maxRepliesInFlight));
-  while (!replies_.empty() && !finished_ && !closing_ && !failure_ && repliesInFlight() < limit) {
-    Message next = std::move(replies_.front());
-    replies_.pop_front();
-    post(std::move(next), false);
+  while (!finished_ && !closing_ && !failure_) {
+    auto next = replies_.take(repliesInFlight());
+    if (!next) return;
+    post(std::move(*next), false);
   }
 }
 

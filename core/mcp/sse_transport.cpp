@@ -21,7 +21,8 @@ SseTransport::SseTransport(asio::io_context& io, net::Url url, RemotePlan plan, 
       plan_(std::move(plan)),
       options_(std::move(options)),
       worker_(std::make_unique<net::HttpWorker>(io, options_.addressPolicy)),
-      sse_(options_.maxBodyBytes) {}
+      sse_(options_.maxBodyBytes),
+      replies_(options_.maxRepliesInFlight, options_.maxRepliesWaiting) {}
 
 SseTransport::~SseTransport() { worker_.reset(); }
 
@@ -51,15 +52,16 @@ void SseTransport::send(const Message& message) {
 }
 
 void SseTransport::sendReply(const Message& message) {
-  if (repliesInFlight() < static_cast<std::size_t>(std::max(1, options_.maxRepliesInFlight))) {
-    post(message);
-    return;
+  switch (replies_.offer(message, repliesInFlight())) {
+    case ReplyQueue::Verdict::kPostNow:
+      post(message);
+      return;
+    case ReplyQueue::Verdict::kFlooded:
+      fatal(replyFloodError(describe(), options_.serverName, replies_.maxWaiting()));
+      return;
+    case ReplyQueue::Verdict::kQueued:
+      return;
   }
-  if (replies_.size() >= options_.maxRepliesWaiting) {
-    fatal(replyFloodError(describe(), options_.serverName, options_.maxRepliesWaiting));
-    return;
-  }
-  replies_.push_back(message);
 }
 
 std::size_t SseTransport::repliesInFlight() const {
@@ -68,11 +70,10 @@ std::size_t SseTransport::repliesInFlight() const {
 }
 
 void SseTransport::pumpReplies() {
-  const auto limit = static_cast<std::size_t>(std::max(1, options_.maxRepliesInFlight));
-  while (!replies_.empty() && !finished_ && !closing_ && !failure_ && repliesInFlight() < limit) {
-    Message next = std::move(replies_.front());
-    replies_.pop_front();
-    post(std::move(next));
+  while (!finished_ && !closing_ && !failure_) {
+    auto next = replies_.take(repliesInFlight());
+    if (!next) return;
+    post(std::move(*next));
   }
 }
 

@@ -93,7 +93,7 @@ class SseTransport final : public Transport, public std::enable_shared_from_this
   net::SseParser sse_;
   std::optional<net::Url> endpoint_;
   std::deque<Message> queued_;   // sent before the endpoint was known
-  std::deque<Message> replies_;  // replies waiting for a free slot
+  ReplyQueue replies_;           // replies waiting for a free slot
   std::size_t streamBytes_ = 0;  // received on the event stream, counted until the endpoint
   SkipWarnings skipWarnings_;
 
