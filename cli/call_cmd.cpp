@@ -83,6 +83,10 @@ int refusedExit(const std::string& message) {
   return kExitRefused;
 }
 
+int finishCall(core::gateway::ToolCatalog& catalog, const std::string& ability,
+               const std::string& tool, json arguments, policy::ApprovalSession& approvals,
+               policy::AuditLog* audit, core::Host& host, bool asJson);
+
 }  // namespace
 
 int runCall(std::span<const std::string> args) {
@@ -115,27 +119,10 @@ int runCall(std::span<const std::string> args) {
   const std::string& personaName = session->persona.name;
 
   if (builtIn) {
-    std::vector<core::PersonaEntry> entries;
-    for (const auto& active : session->persona.abilities) entries.push_back(active.entry);
-    if (!policy::offersBackupTools(entries)) {
-      return refusedExit("persona \"" + personaName +
-                         "\" has no backed-up folder, so kaja serves it no tools");
-    }
-    policy::BackupTools tools(entries, core::homeDir(), session->context.paths.backupsDir,
-                              approvals, audit ? &*audit : nullptr, personaName,
-                              {session->context.paths.configDir, session->context.paths.dataDir});
-    auto result = tools.call(tool, arguments);
-    if (!result) {
-      if (result.error().code == core::ErrorCode::kRefused) {
-        return refusedExit(result.error().message);
-      }
-      printError(result.error());
-      return exitCodeFor(result.error());
-    }
-    printResult(*result, parsed->has("--json"));
-    return kExitOk;
+    core::gateway::ToolCatalog catalog = session->catalog(core::gateway::NameStyle::kCli);
+    return finishCall(catalog, ability, tool, std::move(arguments), approvals,
+                      audit ? &*audit : nullptr, *session->host, parsed->has("--json"));
   }
-
   const personas::ActiveAbility* active = session->active(ability);
   if (active == nullptr) {
     return refusedExit("persona \"" + personaName + "\" does not include " + ability +
@@ -154,17 +141,25 @@ int runCall(std::span<const std::string> args) {
     return report->error->code == core::ErrorCode::kRefused ? kExitRefused : kExitConnect;
   }
 
-  policy::CallScope scope{personaName, active->ability, active->entry, core::homeDir()};
-  policy::PipelineOptions pipelineOptions;
-  pipelineOptions.backupsDir = session->context.paths.backupsDir;
-  pipelineOptions.kajaFolders = {session->context.paths.configDir, session->context.paths.dataDir};
-  policy::CallPipeline pipeline(pipelineOptions, approvals, audit ? &*audit : nullptr);
-  core::Host& host = *session->host;
-  policy::FilteredTools offered = policy::filterTools(scope.ability, &scope.entry, report->tools);
-  auto outcome = pipeline.call(scope, offered, tool, arguments,
-                               [&](const std::string& name, const json& values) {
-                                 return host.callTool(ability, name, values);
-                               });
+  core::gateway::ToolCatalog catalog = session->catalog(core::gateway::NameStyle::kCli);
+  return finishCall(catalog, ability, tool, std::move(arguments), approvals,
+                    audit ? &*audit : nullptr, *session->host, parsed->has("--json"));
+}
+
+namespace {
+
+int finishCall(core::gateway::ToolCatalog& catalog, const std::string& ability,
+               const std::string& tool, json arguments, policy::ApprovalSession& approvals,
+               policy::AuditLog* audit, core::Host& host, bool asJson) {
+  std::optional<policy::CallOutcome> answer;
+  catalog.call(
+      ability, tool, std::move(arguments), approvals, audit,
+      [&host, &ability](const std::string& name, const json& values,
+                        const std::function<void(core::Result<mcp::ToolResult>)>& sent) {
+        sent(host.callTool(ability, name, values));
+      },
+      [&answer](policy::CallOutcome outcome) { answer = std::move(outcome); });
+  policy::CallOutcome outcome = std::move(answer).value_or(policy::CallOutcome{});
   if (outcome.refusal) return refusedExit(outcome.refusal->message);
   if (outcome.error || !outcome.result) {
     const core::Error error =
@@ -178,8 +173,10 @@ int runCall(std::span<const std::string> args) {
   for (const auto& copy : outcome.backups) {
     if (options().verbose) std::fprintf(stderr, "kaja: kept a copy at %s\n", copy.c_str());
   }
-  printResult(*outcome.result, parsed->has("--json"));
+  printResult(*outcome.result, asJson);
   return outcome.result->isError() ? kExitFailed : kExitOk;
 }
+
+}  // namespace
 
 }  // namespace kaja::cli

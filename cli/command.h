@@ -36,5 +36,6 @@ int runCall(std::span<const std::string> args);
 int runPersona(std::span<const std::string> args);
 int runConfig(std::span<const std::string> args);
 int runKey(std::span<const std::string> args);
+int runServe(std::span<const std::string> args);
 
 }  // namespace kaja::cli

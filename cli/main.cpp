@@ -73,6 +73,22 @@ constexpr Command kCommands[] = {
      "  --yes        approve every call that asks (not confirm-listed tools)\n"
      "  --json       print the raw MCP result\n",
      runCall},
+    {"serve", "serve [--persona P] [--names prefixed|bare]",
+     "offer the persona's tools to any MCP client, through kaja's policy",
+     "Serves the persona as one MCP server on stdin/stdout, for an agent to start (Claude\n"
+     "Code, Cursor, VS Code, Goose). Every tool call passes the same rules as kaja call:\n"
+     "filter, approval, folder check, backup, output guard and audit. A call that needs\n"
+     "approval is asked of the person through the client (elicitation); a client that\n"
+     "cannot ask gets an error result that says how to approve it. Resources, prompts,\n"
+     "completion, logging, progress and cancellation pass through. kaja follows changes\n"
+     "to manifests, personas and `kaja persona use` without a restart, and tells the\n"
+     "client the tools changed.\n\n"
+     "Options:\n  --persona P   serve persona P instead of the active one (and do not follow\n"
+     "                `kaja persona use`)\n"
+     "  --names N     prefixed (default): tools are named ABILITY__TOOL, so no server can\n"
+     "                shadow another's; bare: the servers' own names, refused at start\n"
+     "                when two abilities offer the same name\n",
+     runServe},
     {"personas", "personas [--json]", "list personas with their abilities and folders",
      "Lists every persona (shipped and your own): its abilities, the tools each is narrowed\n"
      "to, and the folders it gives them. The active one is marked with *.\n\n"
@@ -230,8 +246,9 @@ int main(int argc, char** argv) {
     return finish(command.run(rest));
   }
   std::string message = "unknown command \"" + args[first] + "\"";
-  std::string near = kaja::core::nearestWord(args[first], {"doctor", "abilities", "tools", "call",
-                                                           "personas", "persona", "config", "key"});
+  std::string near = kaja::core::nearestWord(
+      args[first],
+      {"doctor", "abilities", "tools", "call", "serve", "personas", "persona", "config", "key"});
   if (!near.empty()) message += "; did you mean \"" + near + "\"?";
   printError(message + " (kaja --help lists the commands)");
   return kExitUsage;

@@ -40,6 +40,26 @@ const personas::ActiveAbility* PersonaSession::active(const std::string& ability
   return persona.find(ability);
 }
 
+core::policy::PipelineOptions PersonaSession::pipelineOptions() const {
+  core::policy::PipelineOptions options;
+  options.backupsDir = context.paths.backupsDir;
+  options.kajaFolders = {context.paths.configDir, context.paths.dataDir};
+  return options;
+}
+
+core::gateway::ToolCatalog PersonaSession::catalog(core::gateway::NameStyle names) const {
+  std::vector<core::policy::CallScope> scopes;
+  for (const auto& active : persona.abilities) {
+    scopes.push_back({persona.name, active.ability, active.entry, core::homeDir()});
+  }
+  core::gateway::ToolCatalog tools({persona.name, core::homeDir(), pipelineOptions(), names},
+                                   std::move(scopes));
+  for (const auto& connected : reports) {
+    if (!connected.error) tools.setTools(connected.ability, connected.tools);
+  }
+  return tools;
+}
+
 const core::ConnectReport* PersonaSession::report(const std::string& ability) const {
   for (const auto& report : reports) {
     if (report.ability == ability) return &report;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/context.h"
+#include "core/gateway/tool_catalog.h"
 #include "core/host/host.h"
 #include "personas/persona_resolver.h"
 
@@ -28,6 +29,10 @@ struct PersonaSession {
 
   /// Returns the persona's entry for `ability`, or nullptr.
   [[nodiscard]] const personas::ActiveAbility* active(const std::string& ability) const;
+  /// Returns the persona's tool catalog, with the tools of every ability that connected.
+  [[nodiscard]] core::gateway::ToolCatalog catalog(core::gateway::NameStyle names) const;
+  /// Returns the settings every call of this persona runs under.
+  [[nodiscard]] core::policy::PipelineOptions pipelineOptions() const;
   /// Returns the connect report for `ability`, or nullptr when it was not tried.
   [[nodiscard]] const core::ConnectReport* report(const std::string& ability) const;
 };

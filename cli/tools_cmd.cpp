@@ -5,9 +5,6 @@
 #include "cli/command.h"
 #include "cli/output.h"
 #include "cli/persona_session.h"
-#include "core/policy/approval.h"
-#include "core/policy/backup_tools.h"
-#include "core/policy/tool_filter.h"
 
 namespace kaja::cli {
 namespace {
@@ -20,7 +17,7 @@ namespace policy = core::policy;
 constexpr size_t kManyTools = 40;
 
 struct ToolRow {
-  std::string fullName;  ///< mcp__<ability>__<tool> (S2)
+  std::string fullName;  ///< mcp__<ability>__<tool> (S2), shortened past 64 characters
   std::string ability;
   std::string tool;
   bool readOnly = false;
@@ -28,11 +25,12 @@ struct ToolRow {
   std::string description;
 };
 
-ToolRow makeRow(const std::string& ability, const mcp::Tool& tool, bool readOnly) {
-  return {"mcp__" + ability + "__" + tool.name,
-          ability,
+ToolRow makeRow(const core::gateway::CatalogTool& entry) {
+  const mcp::Tool& tool = entry.tool;
+  return {entry.name,
+          entry.ability,
           tool.name,
-          readOnly,
+          entry.readOnly,
           tool.name.size() + tool.description.size() +
               tool.inputSchema.dump(-1, ' ', false, json::error_handler_t::replace).size(),
           tool.description};
@@ -58,32 +56,20 @@ int runTools(std::span<const std::string> args) {
   auto session = PersonaSession::open(parsed->value("--persona"));
   if (!session) return reportError(session.error());
 
+  core::gateway::ToolCatalog catalog = session->catalog(core::gateway::NameStyle::kCli);
   std::vector<ToolRow> rows;
+  for (const auto& tool : catalog.list()) rows.push_back(makeRow(tool));
   json dropped = json::array();
+  for (const auto& drop : catalog.dropped()) {
+    dropped.push_back({{"ability", drop.ability},
+                       {"tool", drop.tool.name},
+                       {"rule", drop.tool.refusal.rule},
+                       {"reason", drop.tool.refusal.message}});
+  }
   json failed = json::array();
   for (const auto& report : session->reports) {
     if (report.error) {
       failed.push_back({{"ability", report.ability}, {"error", report.error->describe()}});
-      continue;
-    }
-    const personas::ActiveAbility* active = session->active(report.ability);
-    policy::FilteredTools filtered =
-        policy::filterTools(active->ability, &active->entry, report.tools);
-    for (const auto& tool : filtered.offered) {
-      rows.push_back(makeRow(report.ability, tool, !policy::isWritingTool(tool, active->ability)));
-    }
-    for (const auto& drop : filtered.dropped) {
-      dropped.push_back({{"ability", report.ability},
-                         {"tool", drop.name},
-                         {"rule", drop.refusal.rule},
-                         {"reason", drop.refusal.message}});
-    }
-  }
-  std::vector<core::PersonaEntry> entries;
-  for (const auto& active : session->persona.abilities) entries.push_back(active.entry);
-  if (policy::offersBackupTools(entries)) {
-    for (const auto& tool : policy::backupTools()) {
-      rows.push_back(makeRow(policy::kKajaAbility, tool, tool.readOnlyHint()));
     }
   }
 
@@ -126,8 +112,10 @@ int runTools(std::span<const std::string> args) {
   std::printf("\npersona %s: %zu tools, schemas ~%zu tokens\n",
               oneLine(session->persona.name).c_str(), rows.size(), totalChars / 4);
   for (const auto& item : dropped) {
-    printWarning("mcp__" + item["ability"].get<std::string>() + "__" +
-                 item["tool"].get<std::string>() + " left out (" + item["rule"].get<std::string>() +
+    printWarning(core::gateway::exposedName(core::gateway::NameStyle::kCli,
+                                            item["ability"].get<std::string>(),
+                                            item["tool"].get<std::string>()) +
+                 " left out (" + item["rule"].get<std::string>() +
                  "): " + item["reason"].get<std::string>());
   }
   for (const auto& item : failed) printWarning(item["error"].get<std::string>());

@@ -64,42 +64,87 @@ ApprovalReply DecliningApprover::ask(const ApprovalRequest& /*request*/) {
           "needs approval and there is no one to ask here; run it from a terminal or pass --yes"};
 }
 
+namespace {
+
+// Lets a synchronous Approver stand where an AsyncApprover is expected.
+class SyncAdapter final : public AsyncApprover {
+ public:
+  explicit SyncAdapter(Approver& approver) : approver_(approver) {}
+  void ask(const ApprovalRequest& request, std::function<void(ApprovalReply)> done) override {
+    done(approver_.ask(request));
+  }
+  [[nodiscard]] bool isPerson() const override { return approver_.isPerson(); }
+
+ private:
+  Approver& approver_;
+};
+
+}  // namespace
+
+ApprovalSession::ApprovalSession(Approver& approver)
+    : adapter_(std::make_unique<SyncAdapter>(approver)), approver_(adapter_.get()) {}
+
+ApprovalSession::~ApprovalSession() = default;
+
 ApprovalOutcome ApprovalSession::decide(const ApprovalPolicy& policy,
                                         const ApprovalRequest& request) {
+  std::optional<ApprovalOutcome> answer;
+  decideAsync(policy, request, [&answer](ApprovalOutcome outcome) { answer = std::move(outcome); });
+  if (answer) return std::move(*answer);
+  return {ApprovalOutcome::Kind::kDeclined,
+          Refusal{std::string(rule::kApproval),
+                  callName(request) + " needs an answer that kaja cannot wait for here."}};
+}
+
+void ApprovalSession::decideAsync(const ApprovalPolicy& policy, const ApprovalRequest& request,
+                                  std::function<void(ApprovalOutcome)> done) {
   using Kind = ApprovalOutcome::Kind;
   ApprovalNeed need = approvalNeed(policy, request.tool, request.write);
-  if (need == ApprovalNeed::kNone) return {Kind::kNotNeeded, std::nullopt};
+  if (need == ApprovalNeed::kNone) {
+    done({Kind::kNotNeeded, std::nullopt});
+    return;
+  }
   if (need == ApprovalNeed::kPerson) {
-    if (!approver_.isPerson()) {
-      return {Kind::kDeclined,
-              Refusal{std::string(rule::kConfirmList),
-                      callName(request) +
-                          " is on the confirm list and needs a person to approve it; ask the "
-                          "user to run it."}};
+    if (!approver_->isPerson()) {
+      done({Kind::kDeclined,
+            Refusal{std::string(rule::kConfirmList),
+                    callName(request) +
+                        " is on the confirm list and needs a person to approve it; ask the "
+                        "user to run it."}});
+      return;
     }
     ApprovalRequest asked = request;
     asked.confirmListed = true;
-    ApprovalReply reply = approver_.ask(asked);
-    // "Always" is not offered for a confirm-listed tool; if it comes anyway it counts once.
-    if (reply.answer == ApprovalAnswer::kNo) {
-      return {Kind::kDeclined, Refusal{std::string(rule::kConfirmList),
-                                       callName(request) + " " + reply.reason + "."}};
+    approver_->ask(asked, [name = callName(request), done = std::move(done)](ApprovalReply reply) {
+      // "Always" is not offered for a confirm-listed tool; if it comes anyway it counts once.
+      if (reply.answer == ApprovalAnswer::kNo) {
+        done({Kind::kDeclined,
+              Refusal{std::string(rule::kConfirmList), name + " " + reply.reason + "."}});
+        return;
+      }
+      done({Kind::kApproved, std::nullopt});
+    });
+    return;
+  }
+  if (remembers(request.server, request.tool)) {
+    done({Kind::kRemembered, std::nullopt});
+    return;
+  }
+  approver_->ask(request, [this, server = request.server, tool = request.tool,
+                           name = callName(request), done = std::move(done)](ApprovalReply reply) {
+    switch (reply.answer) {
+      case ApprovalAnswer::kYesForSession:
+        alwaysAllowed_.emplace(server, tool);
+        done({Kind::kApproved, std::nullopt});
+        return;
+      case ApprovalAnswer::kYes:
+        done({Kind::kApproved, std::nullopt});
+        return;
+      case ApprovalAnswer::kNo:
+        break;
     }
-    return {Kind::kApproved, std::nullopt};
-  }
-  if (remembers(request.server, request.tool)) return {Kind::kRemembered, std::nullopt};
-  ApprovalReply reply = approver_.ask(request);
-  switch (reply.answer) {
-    case ApprovalAnswer::kYesForSession:
-      alwaysAllowed_.emplace(request.server, request.tool);
-      return {Kind::kApproved, std::nullopt};
-    case ApprovalAnswer::kYes:
-      return {Kind::kApproved, std::nullopt};
-    case ApprovalAnswer::kNo:
-      break;
-  }
-  return {Kind::kDeclined,
-          Refusal{std::string(rule::kApproval), callName(request) + " " + reply.reason + "."}};
+    done({Kind::kDeclined, Refusal{std::string(rule::kApproval), name + " " + reply.reason + "."}});
+  });
 }
 
 bool ApprovalSession::remembers(const std::string& server, const std::string& tool) const {

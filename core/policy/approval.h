@@ -1,5 +1,7 @@
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -73,6 +75,17 @@ class Approver {
   [[nodiscard]] virtual bool isPerson() const = 0;
 };
 
+/// An approver that answers later: an elicitation round trip to the person behind an MCP
+/// client. `done` runs exactly once, on the thread that drives the approver.
+class AsyncApprover {
+ public:
+  virtual ~AsyncApprover() = default;
+  /// Asks about one call; `done` gets the answer.
+  virtual void ask(const ApprovalRequest& request, std::function<void(ApprovalReply)> done) = 0;
+  /// Returns true when a person answers (only a person may approve confirm-listed tools).
+  [[nodiscard]] virtual bool isPerson() const = 0;
+};
+
 /// `--yes`: approves every call except confirm-listed ones, which it cannot (it is no person).
 class AutoApprover final : public Approver {
  public:
@@ -107,18 +120,29 @@ struct ApprovalOutcome {
 /// outlive it. Not thread-safe: one session serves one conversation.
 class ApprovalSession {
  public:
-  explicit ApprovalSession(Approver& approver) : approver_(approver) {}
+  explicit ApprovalSession(Approver& approver);
+  explicit ApprovalSession(AsyncApprover& approver) : approver_(&approver) {}
+  ~ApprovalSession();
+  ApprovalSession(const ApprovalSession&) = delete;
+  ApprovalSession& operator=(const ApprovalSession&) = delete;
 
   /// Returns whether the call in `request` may run under `policy`, asking the approver when
   /// the policy says so. A confirm-listed tool is always asked, and declined outright when the
-  /// approver is not a person.
+  /// approver is not a person. With an AsyncApprover that does not answer at once, the call
+  /// is declined: use decideAsync() there.
   ApprovalOutcome decide(const ApprovalPolicy& policy, const ApprovalRequest& request);
+
+  /// decide(), with the answer passed to `done` once the approver has given it. The session
+  /// must outlive `done`.
+  void decideAsync(const ApprovalPolicy& policy, const ApprovalRequest& request,
+                   std::function<void(ApprovalOutcome)> done);
 
   /// Returns true when `tool` on `server` was approved for the rest of the session.
   [[nodiscard]] bool remembers(const std::string& server, const std::string& tool) const;
 
  private:
-  Approver& approver_;
+  std::unique_ptr<AsyncApprover> adapter_;  ///< wraps a synchronous Approver
+  AsyncApprover* approver_;
   std::set<std::pair<std::string, std::string>> alwaysAllowed_;
 };
 

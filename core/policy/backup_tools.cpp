@@ -1,6 +1,7 @@
 #include "core/policy/backup_tools.h"
 
 #include <chrono>
+#include <optional>
 
 #include "core/policy/backup.h"
 #include "core/policy/folder_guard.h"
@@ -139,8 +140,58 @@ Result<std::string> BackupTools::restorablePath(const mcp::Json& arguments) cons
 }
 
 Result<mcp::ToolResult> BackupTools::call(const std::string& tool, const mcp::Json& arguments) {
+  std::optional<Result<mcp::ToolResult>> answer;
+  callAsync(tool, arguments,
+            [&answer](Result<mcp::ToolResult> result) { answer = std::move(result); });
+  if (answer) return std::move(*answer);
+  return fail(ErrorCode::kRefused,
+              "The call to " + tool + " on kaja needs an answer that kaja cannot wait for here.",
+              kKajaAbility);
+}
+
+void BackupTools::callAsync(const std::string& tool, const mcp::Json& arguments,
+                            std::function<void(Result<mcp::ToolResult>)> done) {
   auto started = std::chrono::steady_clock::now();
-  auto result = run(tool, arguments);
+  auto finish = [this, tool, arguments, started,
+                 done = std::move(done)](Result<mcp::ToolResult> result) {
+    done(audited(tool, arguments, started, std::move(result)));
+  };
+  if (tool != "restore_backup") {
+    finish(run(tool, arguments));
+    return;
+  }
+  auto path = restorablePath(arguments);
+  if (!path) {
+    finish(std::unexpected(path.error()));
+    return;
+  }
+  if (!arguments.contains("stamp") || !arguments["stamp"].is_string()) {
+    finish(fail(ErrorCode::kUsage, "needs a \"stamp\" string argument from list_backups",
+                kKajaAbility));
+    return;
+  }
+  ApprovalPolicy always{ApprovalMode::kAlways, {}};
+  approvals_.decideAsync(
+      always, ApprovalRequest{kKajaAbility, tool, arguments, true, false},
+      [this, finish, restored = *path,
+       stamp = arguments["stamp"].get<std::string>()](const ApprovalOutcome& approval) {
+        if (!approval.allowed()) {
+          finish(std::unexpected(approval.refusal->toError(kKajaAbility)));
+          return;
+        }
+        BackupStore store(backupsDir_);
+        if (auto done = store.restoreBackup(restored, stamp); !done) {
+          finish(std::unexpected(done.error()));
+          return;
+        }
+        finish(textResult("Restored " + restored + " from the copy " + stamp +
+                          "; the file it replaced was kept as a copy too."));
+      });
+}
+
+Result<mcp::ToolResult> BackupTools::audited(const std::string& tool, const mcp::Json& arguments,
+                                             std::chrono::steady_clock::time_point started,
+                                             Result<mcp::ToolResult> result) {
   if (audit_ != nullptr) {
     AuditRecord record;
     record.time = std::chrono::system_clock::now();
@@ -178,24 +229,6 @@ Result<mcp::ToolResult> BackupTools::run(const std::string& tool, const mcp::Jso
       text += copy.stamp + "  " + std::to_string(copy.size) + " bytes\n";
     }
     return textResult(text);
-  }
-  if (tool == "restore_backup") {
-    auto path = restorablePath(arguments);
-    if (!path) return std::unexpected(path.error());
-    if (!arguments.contains("stamp") || !arguments["stamp"].is_string()) {
-      return fail(ErrorCode::kUsage, "needs a \"stamp\" string argument from list_backups",
-                  kKajaAbility);
-    }
-    ApprovalPolicy always{ApprovalMode::kAlways, {}};
-    ApprovalOutcome approval =
-        approvals_.decide(always, ApprovalRequest{kKajaAbility, tool, arguments, true, false});
-    if (!approval.allowed()) return std::unexpected(approval.refusal->toError(kKajaAbility));
-    std::string stamp = arguments["stamp"].get<std::string>();
-    if (auto restored = store.restoreBackup(*path, stamp); !restored) {
-      return std::unexpected(restored.error());
-    }
-    return textResult("Restored " + *path + " from the copy " + stamp +
-                      "; the file it replaced was kept as a copy too.");
   }
   return fail(ErrorCode::kNotFound, "kaja has no tool named \"" + tool + "\"", kKajaAbility);
 }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,7 +39,15 @@ class BackupTools {
   /// kUsage for bad arguments, kNotFound for an unknown copy.
   Result<mcp::ToolResult> call(const std::string& tool, const mcp::Json& arguments);
 
+  /// call() for an event loop, where the approver may answer later. The tools must stay
+  /// alive until `done` runs.
+  void callAsync(const std::string& tool, const mcp::Json& arguments,
+                 std::function<void(Result<mcp::ToolResult>)> done);
+
  private:
+  Result<mcp::ToolResult> audited(const std::string& tool, const mcp::Json& arguments,
+                                  std::chrono::steady_clock::time_point started,
+                                  Result<mcp::ToolResult> result);
   Result<mcp::ToolResult> run(const std::string& tool, const mcp::Json& arguments);
   Result<std::string> listedPath(const mcp::Json& arguments) const;
   Result<std::string> restorablePath(const mcp::Json& arguments) const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <utility>
 
 #include "core/policy/backup.h"
@@ -56,109 +57,162 @@ size_t jsonDepth(const mcp::Json& value, size_t limit) {
 CallPipeline::CallPipeline(PipelineOptions options, ApprovalSession& approvals, AuditLog* audit)
     : options_(std::move(options)), approvals_(approvals), audit_(audit) {}
 
+/// One call on its way through the steps.
+struct CallPipeline::Running {
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  const CallScope* scope = nullptr;
+  std::string tool;
+  mcp::Json arguments;
+  AsyncCallFunction send;
+  std::function<void(CallOutcome)> done;
+  bool write = false;
+  std::optional<FolderGuard> guard;
+  std::vector<CheckedPath> paths;
+  CallOutcome outcome;
+};
+
 CallOutcome CallPipeline::call(const CallScope& scope, const FilteredTools& offered,
                                const std::string& tool, const mcp::Json& arguments,
                                const CallFunction& send) {
-  auto started = std::chrono::steady_clock::now();
-  CallOutcome outcome = run(scope, offered, tool, arguments, send);
+  std::optional<CallOutcome> answer;
+  callAsync(
+      scope, offered, tool, arguments,
+      [&send](const std::string& name, const mcp::Json& values,
+              const std::function<void(Result<mcp::ToolResult>)>& sent) {
+        sent(send(name, values));
+      },
+      [&answer](CallOutcome outcome) { answer = std::move(outcome); });
+  if (answer) return std::move(*answer);
+  CallOutcome outcome;
+  outcome.decision = AuditDecision::kFailed;
+  outcome.error =
+      Error{ErrorCode::kInternal, "the call did not finish at once", scope.ability.name, {}};
+  return outcome;
+}
+
+void CallPipeline::finish(const std::shared_ptr<Running>& running, CallOutcome outcome) {
   if (audit_ != nullptr) {
+    const CallScope& scope = *running->scope;
     AuditRecord record;
     record.time = std::chrono::system_clock::now();
     record.persona = scope.persona;
     record.ability = scope.ability.name;
-    record.tool = tool;
+    record.tool = running->tool;
     record.decision = outcome.decision;
     if (outcome.refusal) record.rule = outcome.refusal->rule;
     record.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - started);
+        std::chrono::steady_clock::now() - running->started);
     if (outcome.result) {
       record.resultBytes = resultBytes(*outcome.result);
       record.isError = outcome.result->isError();
     }
     record.isError = record.isError || outcome.error.has_value();
-    record.argumentNames = argumentNames(arguments);
+    record.argumentNames = argumentNames(running->arguments);
     // A failing audit log must not hide the call's own outcome; it is reported beside it.
     if (auto written = audit_->append(record); !written && !outcome.error) {
       outcome.error = written.error();
     }
   }
-  return outcome;
+  auto done = std::move(running->done);
+  done(std::move(outcome));
 }
 
-CallOutcome CallPipeline::run(const CallScope& scope, const FilteredTools& filtered,
-                              const std::string& tool, const mcp::Json& arguments,
-                              const CallFunction& send) {
-  if (jsonDepth(arguments, kMaxArgumentDepth) > kMaxArgumentDepth) {
-    return refused(Refusal{std::string(rule::kArguments),
+void CallPipeline::callAsync(const CallScope& scope, const FilteredTools& filtered,
+                             const std::string& tool, mcp::Json arguments, AsyncCallFunction send,
+                             std::function<void(CallOutcome)> done) {
+  auto running = std::make_shared<Running>();
+  running->scope = &scope;
+  running->tool = tool;
+  running->arguments = std::move(arguments);
+  running->send = std::move(send);
+  running->done = std::move(done);
+  const mcp::Json& args = running->arguments;
+  if (jsonDepth(args, kMaxArgumentDepth) > kMaxArgumentDepth) {
+    finish(running,
+           refused(Refusal{std::string(rule::kArguments),
                            "The arguments nest deeper than " + std::to_string(kMaxArgumentDepth) +
-                               " levels, more than kaja checks; the call did not run."});
+                               " levels, more than kaja checks; the call did not run."}));
+    return;
   }
   // 1. Filter: the persona sees only what the allow-lists and the scanner let through.
   const mcp::Tool* offered = nullptr;
   for (const auto& candidate : filtered.offered) {
     if (candidate.name == tool) offered = &candidate;
   }
-  if (offered == nullptr) return refused(notOffered(filtered, scope.ability.name, tool));
+  if (offered == nullptr) {
+    finish(running, refused(notOffered(filtered, scope.ability.name, tool)));
+    return;
+  }
 
   // 2. Approval decision: is this a write, and who must agree?
-  bool write = isWrite(*offered, scope.ability, arguments);
+  running->write = isWrite(*offered, scope.ability, args);
   ApprovalPolicy policy{scope.ability.approval, options_.confirmList};
 
   // 3. Folder check, before anyone is asked (K15).
-  std::vector<CheckedPath> paths;
-  std::optional<FolderGuard> guard;
-  if (write) {
+  if (running->write) {
     auto created = FolderGuard::create(usableRoots(scope.ability, scope.entry), scope.home,
                                        options_.kajaFolders);
     if (!created) {
       CallOutcome outcome;
       outcome.decision = AuditDecision::kFailed;
       outcome.error = created.error();
-      return outcome;
+      finish(running, std::move(outcome));
+      return;
     }
-    guard = std::move(*created);
-    auto checked = guard->check(scope.ability, arguments);
-    if (!checked) return refused(checked.error());
-    paths = std::move(*checked);
+    running->guard = std::move(*created);
+    auto checked = running->guard->check(scope.ability, args);
+    if (!checked) {
+      finish(running, refused(checked.error()));
+      return;
+    }
+    running->paths = std::move(*checked);
   }
 
   // 4. Ask, when the policy says so.
-  ApprovalRequest request{scope.ability.name, tool, arguments, write,
-                          approvalNeed(policy, tool, write) == ApprovalNeed::kPerson};
-  for (const auto& path : paths) {
+  ApprovalRequest request{scope.ability.name, tool, args, running->write,
+                          approvalNeed(policy, tool, running->write) == ApprovalNeed::kPerson};
+  for (const auto& path : running->paths) {
     for (const auto& landing : path.landings) request.writesTo.push_back(landing.resolved);
   }
-  ApprovalOutcome approval = approvals_.decide(policy, request);
-  if (!approval.allowed()) {
-    return refused(
-        approval.refusal.value_or(Refusal{std::string(rule::kApproval), "the call needs approval"}),
-        AuditDecision::kDeclined);
-  }
-
-  // 5. Backup: a file in a backed-up folder is copied first, or the call does not run.
-  CallOutcome outcome;
-  if (write && guard && guard->anyBackup()) {
-    BackupStore store(options_.backupsDir);
-    auto copies = store.backupBeforeCall(paths, !onlyCreatesFolders(tool));
-    if (!copies) {
-      return refused(Refusal{std::string(rule::kBackup), copies.error().message});
+  approvals_.decideAsync(policy, request, [this, running](ApprovalOutcome approval) {
+    if (!approval.allowed()) {
+      finish(running, refused(approval.refusal.value_or(
+                                  Refusal{std::string(rule::kApproval), "the call needs approval"}),
+                              AuditDecision::kDeclined));
+      return;
     }
-    outcome.backups = std::move(*copies);
+    approved(running);
+  });
+}
+
+void CallPipeline::approved(const std::shared_ptr<Running>& running) {
+  // 5. Backup: a file in a backed-up folder is copied first, or the call does not run.
+  if (running->write && running->guard && running->guard->anyBackup()) {
+    BackupStore store(options_.backupsDir);
+    auto copies = store.backupBeforeCall(running->paths, !onlyCreatesFolders(running->tool));
+    if (!copies) {
+      finish(running, refused(Refusal{std::string(rule::kBackup), copies.error().message}));
+      return;
+    }
+    running->outcome.backups = std::move(*copies);
   }
 
   // 6. The call itself.
-  auto result = send(tool, arguments);
-  if (!result) {
-    outcome.decision = AuditDecision::kFailed;
-    outcome.error = result.error();
-    return outcome;
-  }
-
-  // 7. Output guard.
-  GuardedOutput guarded = guardOutput(*result, options_.limits);
-  outcome.result = std::move(guarded.result);
-  outcome.output = guarded.report;
-  return outcome;
+  auto send = std::move(running->send);
+  send(running->tool, running->arguments, [this, running](Result<mcp::ToolResult> result) {
+    CallOutcome outcome = std::move(running->outcome);
+    if (!result) {
+      outcome.decision = AuditDecision::kFailed;
+      outcome.error = result.error();
+      finish(running, std::move(outcome));
+      return;
+    }
+    // 7. Output guard.
+    GuardedOutput guarded = guardOutput(*result, options_.limits);
+    outcome.result = std::move(guarded.result);
+    outcome.output = guarded.report;
+    finish(running, std::move(outcome));
+  });
 }
 
 }  // namespace kaja::core::policy

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +47,10 @@ size_t jsonDepth(const mcp::Json& value, size_t limit);
 using CallFunction =
     std::function<Result<mcp::ToolResult>(const std::string& tool, const mcp::Json& arguments)>;
 
+/// Sends the call to the server without waiting: `done` runs once with its result.
+using AsyncCallFunction = std::function<void(const std::string& tool, const mcp::Json& arguments,
+                                             std::function<void(Result<mcp::ToolResult>)> done)>;
+
 /// How one call ended.
 struct CallOutcome {
   AuditDecision decision = AuditDecision::kAllowed;
@@ -70,9 +75,17 @@ class CallPipeline {
   CallOutcome call(const CallScope& scope, const FilteredTools& offered, const std::string& tool,
                    const mcp::Json& arguments, const CallFunction& send);
 
+  /// call() for an event loop: the approver may answer later and `send` may finish later;
+  /// `done` runs once with the outcome, after the audit row is written. `scope`, `offered`
+  /// and the pipeline must stay alive until then.
+  void callAsync(const CallScope& scope, const FilteredTools& offered, const std::string& tool,
+                 mcp::Json arguments, AsyncCallFunction send,
+                 std::function<void(CallOutcome)> done);
+
  private:
-  CallOutcome run(const CallScope& scope, const FilteredTools& offered, const std::string& tool,
-                  const mcp::Json& arguments, const CallFunction& send);
+  struct Running;
+  void finish(const std::shared_ptr<Running>& running, CallOutcome outcome);
+  void approved(const std::shared_ptr<Running>& running);
 
   PipelineOptions options_;
   ApprovalSession& approvals_;

@@ -1,0 +1,187 @@
+// `kaja serve`: the active persona as one MCP server, on stdin/stdout or Streamable HTTP.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <memory>
+
+#include "cli/args.h"
+#include "cli/command.h"
+#include "cli/context.h"
+#include "cli/output.h"
+#include "core/gateway/gateway.h"
+#include "core/server/stdio_front.h"
+#include "personas/activation.h"
+#include "personas/persona_resolver.h"
+
+namespace kaja::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using core::gateway::NameStyle;
+
+// How often the gateway looks for changed manifests, personas and keys.
+constexpr std::chrono::milliseconds kReloadCheck{1000};
+
+struct ServeSettings {
+  std::optional<std::string> persona;  ///< fixed by --persona; else the active one, followed
+  NameStyle names = NameStyle::kPrefixed;
+};
+
+// Loads the configuration and turns the persona into what the gateway runs.
+core::Result<core::gateway::GatewayConfig> loadConfig(const ServeSettings& settings,
+                                                      Context& context) {
+  auto loaded = Context::load();
+  if (!loaded) return std::unexpected(loaded.error());
+  context = std::move(*loaded);
+  std::string name = settings.persona.value_or(personas::activePersona(context.paths.configDir));
+  auto persona = personas::resolvePersona(context.catalog, name, core::homeDir());
+  if (!persona) return std::unexpected(persona.error());
+  core::RunnerContext runners = core::RunnerContext::fromProcess(context.toolDirs());
+  personas::ActivationPlan plan = personas::planActivations(*persona, runners, context.secrets);
+  core::gateway::GatewayConfig config;
+  config.persona = persona->name;
+  for (const auto& active : persona->abilities) {
+    config.scopes.push_back({persona->name, active.ability, active.entry, core::homeDir()});
+  }
+  config.activations = std::move(plan.activations);
+  config.skipped = std::move(plan.skipped);
+  for (const auto& warning : persona->warnings) config.skipped.push_back(warning);
+  return config;
+}
+
+// A cheap summary of every file the configuration comes from: a change to any of them (an
+// edited manifest, `kaja persona use`, a new key) changes it.
+std::string fingerprint(const core::Paths& paths) {
+  std::string print;
+  auto add = [&print](const fs::path& path) {
+    std::error_code ec;
+    auto time = fs::last_write_time(path, ec);
+    if (ec) return;
+    print += path.string() + ':' + std::to_string(time.time_since_epoch().count()) + ';';
+  };
+  for (const auto& root : {paths.userMarketplace, paths.shippedMarketplace}) {
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it.depth() > 2) it.disable_recursion_pending();
+      add(it->path());
+    }
+  }
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(paths.configDir, ec)) add(entry.path());
+  return print;
+}
+
+class Server {
+ public:
+  explicit Server(ServeSettings settings) : settings_(std::move(settings)) {}
+
+  int run() {
+    auto config = loadConfig(settings_, context_);
+    if (!config) return reportError(config.error());
+    core::gateway::GatewayOptions options;
+    options.names = settings_.names;
+    options.home = core::homeDir();
+    options.pipeline.backupsDir = context_.paths.backupsDir;
+    options.pipeline.kajaFolders = {context_.paths.configDir, context_.paths.dataDir};
+    options.auditDir = context_.paths.dataDir;
+    options.log = [](const std::string& text) { printWarning(text); };
+    gateway_ = std::make_unique<core::gateway::Gateway>(io_, std::move(options));
+    lastPrint_ = fingerprint(context_.paths);
+    int status = kExitOk;
+    gateway_->start(std::move(*config), [this, &status](core::Result<void> started) {
+      if (!started) {
+        printError(started.error());
+        status = kExitUsage;
+        gateway_->stop([this] { io_.stop(); });
+        return;
+      }
+      if (auto opened = openFront(); !opened) {
+        printError(opened.error());
+        status = kExitFailed;
+        gateway_->stop([this] { io_.stop(); });
+        return;
+      }
+      watch();
+    });
+    io_.run();
+    return status;
+  }
+
+ private:
+  core::Result<void> openFront() {
+    auto front = core::server::StdioFront::create(io_, 0, 1, gateway_->sessions());
+    if (!front) return std::unexpected(front.error());
+    stdio_ = std::move(*front);
+    stdio_->start([this] { shutdown(); });
+    return {};
+  }
+
+  void shutdown() {
+    if (std::exchange(stopping_, true)) return;
+    reloadTimer_.cancel();
+    gateway_->stop([this] { io_.stop(); });
+  }
+
+  // Follows the configuration: on a change, the gateway moves to it without a restart.
+  void watch() {
+    reloadTimer_.expires_after(kReloadCheck);
+    reloadTimer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || stopping_) return;
+      std::string print = fingerprint(context_.paths);
+      if (print == lastPrint_) {
+        watch();
+        return;
+      }
+      lastPrint_ = std::move(print);
+      auto config = loadConfig(settings_, context_);
+      if (!config) {
+        printWarning("kept the running configuration: " + config.error().describe());
+        watch();
+        return;
+      }
+      printWarning("configuration changed; now serving persona \"" + config->persona + "\"");
+      gateway_->reload(std::move(*config), [this](const core::Result<void>& reloaded) {
+        if (!reloaded) printWarning(reloaded.error().describe());
+        watch();
+      });
+    });
+  }
+
+  ServeSettings settings_;
+  Context context_;
+  boost::asio::io_context io_;
+  boost::asio::steady_timer reloadTimer_{io_};
+  std::unique_ptr<core::gateway::Gateway> gateway_;
+  std::unique_ptr<core::server::StdioFront> stdio_;
+  std::string lastPrint_;
+  bool stopping_ = false;
+};
+
+}  // namespace
+
+int runServe(std::span<const std::string> args) {
+  auto parsed = parseArgs(args, {}, {"--persona", "--names"});
+  if (!parsed) return reportError(parsed.error());
+  if (!parsed->positional.empty()) {
+    printError("serve takes no arguments (see kaja serve --help)");
+    return kExitUsage;
+  }
+  ServeSettings settings;
+  settings.persona = parsed->value("--persona");
+  if (auto names = parsed->value("--names")) {
+    if (*names == "prefixed") {
+      settings.names = NameStyle::kPrefixed;
+    } else if (*names == "bare") {
+      settings.names = NameStyle::kBare;
+    } else {
+      printError("--names takes prefixed or bare, not \"" + oneLine(*names) + "\"");
+      return kExitUsage;
+    }
+  }
+  Server server(std::move(settings));
+  return server.run();
+}
+
+}  // namespace kaja::cli

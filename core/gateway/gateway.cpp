@@ -1,0 +1,167 @@
+#include "core/gateway/gateway.h"
+
+#include "core/gateway/gateway_impl.h"
+#include "core/gateway/gateway_session.h"
+
+namespace kaja::core::gateway {
+
+using mcp::Json;
+
+Gateway::Impl::Impl(boost::asio::io_context& context, GatewayOptions opts)
+    : io(context), options(std::move(opts)) {
+  HostOptions hostOptions = options.host;
+  hostOptions.forwardServerRequests = true;
+  auto user = hostOptions.events;
+  // The host outlives no handler: each holds a weak reference to the gateway.
+  hostOptions.events.warning = [this](const std::string& text) { log(text); };
+  hostOptions.events.toolsChanged = [this](const std::string& ability,
+                                           const std::vector<mcp::Tool>& tools) {
+    if (!catalog) return;
+    catalog->setTools(ability, tools);
+    broadcast({{"method", "notifications/tools/list_changed"}});
+  };
+  hostOptions.events.disconnected = [this](const std::string& ability, const Error& why) {
+    if (!catalog) return;
+    catalog->clearTools(ability);
+    log(ability + " stopped: " + why.describe());
+    broadcast({{"method", "notifications/tools/list_changed"}});
+  };
+  hostOptions.events.notification = [this](const std::string& ability,
+                                           const mcp::Notification& notification) {
+    onServerNotification(ability, notification);
+  };
+  hostOptions.events.serverRequest = [this](const std::string& ability, const std::string& method,
+                                            const Json& params,
+                                            std::function<void(Result<Json>)> respond) {
+    onServerRequest(ability, method, params, std::move(respond));
+  };
+  hostOptions.events.connected = [this, user](const ConnectReport& report) {
+    if (report.error) log(report.ability + " could not start: " + report.error->describe());
+    if (user.connected) user.connected(report);
+  };
+  host = std::make_unique<AsyncHost>(io, std::move(hostOptions));
+  if (!options.auditDir.empty()) {
+    auto opened = policy::AuditLog::open(options.auditDir);
+    if (opened) {
+      audit.emplace(std::move(*opened));
+    } else {
+      log("no audit rows will be written: " + opened.error().describe());
+    }
+  }
+}
+
+void Gateway::Impl::broadcast(const Json& notification) {
+  std::erase_if(sessions, [](const auto& weak) { return weak.expired(); });
+  for (const auto& weak : sessions) {
+    auto session = weak.lock();
+    if (!session || !session->started() || session->stateless()) continue;
+    session->sendNotification(notification["method"].get<std::string>(),
+                              notification.value("params", Json()));
+  }
+}
+
+void Gateway::Impl::rebuildCatalog() {
+  CatalogSettings settings{config.persona, options.home, options.pipeline, options.names};
+  catalog = std::make_unique<ToolCatalog>(std::move(settings), config.scopes);
+  for (const auto& ability : host->connected()) {
+    if (auto tools = host->tools(ability)) catalog->setTools(ability, *tools);
+  }
+}
+
+std::vector<std::string> Gateway::Impl::abilitiesWith(const std::string& capability) const {
+  std::vector<std::string> found;
+  for (const auto& scope : config.scopes) {
+    const mcp::ServerInfo* info = host->serverInfo(scope.ability.name);
+    if (info != nullptr && info->capabilities.is_object() &&
+        info->capabilities.contains(capability)) {
+      found.push_back(scope.ability.name);
+    }
+  }
+  return found;
+}
+
+void Gateway::Impl::onServerRequest(const std::string& ability, const std::string& method,
+                                    const Json& params, std::function<void(Result<Json>)> respond) {
+  const std::string capability = method == "sampling/createMessage" ? "sampling" : "elicitation";
+  // The client whose call is running on this server is the one asked, on that call's stream.
+  auto range = running.equal_range(ability);
+  for (auto it = range.first; it != range.second; ++it) {
+    auto session = it->second.session.lock();
+    if (session && session->clientHas(capability)) {
+      session->sendRequest(method, params, it->second.requestId, options.approvalTimeout,
+                           std::move(respond));
+      return;
+    }
+  }
+  respond(fail(ErrorCode::kRefused, "no client of kaja's gateway that can answer " + method +
+                                        " is waiting on " + ability));
+}
+
+void Gateway::Impl::onServerNotification(const std::string& ability,
+                                         const mcp::Notification& notification) {
+  const std::string& method = notification.method;
+  if (method == "notifications/message") {
+    Json params = notification.params.is_object() ? notification.params : Json::object();
+    params["logger"] = ability + (params.contains("logger") && params["logger"].is_string()
+                                      ? "/" + params["logger"].get<std::string>()
+                                      : "");
+    broadcast({{"method", method}, {"params", std::move(params)}});
+    return;
+  }
+  if (method == "notifications/resources/list_changed" ||
+      method == "notifications/prompts/list_changed" ||
+      method == "notifications/resources/updated") {
+    broadcast({{"method", method}, {"params", notification.params}});
+  }
+  // Progress reaches its call through the host; tool changes come as toolsChanged.
+}
+
+Gateway::Gateway(boost::asio::io_context& io, GatewayOptions options)
+    : impl_(std::make_shared<Impl>(io, std::move(options))) {}
+
+Gateway::~Gateway() {
+  // Sessions a front still holds must not reach a gateway that is gone.
+  for (const auto& weak : impl_->sessions) {
+    if (auto session = weak.lock()) session->end();
+  }
+}
+
+void Gateway::start(GatewayConfig config, std::function<void(Result<void>)> done) {
+  reload(std::move(config), std::move(done));
+}
+
+void Gateway::reload(GatewayConfig config, std::function<void(Result<void>)> done) {
+  auto activations = config.activations;
+  for (const auto& why : config.skipped) impl_->log(why);
+  impl_->config = std::move(config);
+  impl_->rebuildCatalog();
+  std::weak_ptr<Impl> weak = impl_;
+  impl_->host->activate(std::move(activations),
+                        [weak, done = std::move(done)](const std::vector<ConnectReport>&) {
+                          auto impl = weak.lock();
+                          if (!impl) return;
+                          impl->rebuildCatalog();
+                          if (auto names = impl->catalog->checkNames(); !names) {
+                            done(std::unexpected(names.error()));
+                            return;
+                          }
+                          impl->broadcast({{"method", "notifications/tools/list_changed"}});
+                          done({});
+                        });
+}
+
+server::SessionFactory Gateway::sessions() {
+  return [impl = impl_](std::shared_ptr<server::Outbox> outbox) {
+    return makeSession(impl, std::move(outbox));
+  };
+}
+
+void Gateway::stop(std::function<void()> done) {
+  impl_->stopped = true;
+  for (const auto& weak : impl_->sessions) {
+    if (auto session = weak.lock()) session->end();
+  }
+  impl_->host->closeAll(std::move(done));
+}
+
+}  // namespace kaja::core::gateway

@@ -1,0 +1,95 @@
+#pragma once
+// One client's session with the gateway. Included by gateway*.cpp only.
+
+#include <boost/asio/steady_timer.hpp>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/gateway/gateway_impl.h"
+#include "core/policy/approval.h"
+
+namespace kaja::core::gateway {
+
+/// Asks the client's person through elicitation/create, or declines with how to approve
+/// when the client cannot ask anyone.
+class ElicitingApprover final : public policy::AsyncApprover {
+ public:
+  explicit ElicitingApprover(GatewaySession& session) : session_(session) {}
+  void ask(const policy::ApprovalRequest& request,
+           std::function<void(policy::ApprovalReply)> done) override;
+  [[nodiscard]] bool isPerson() const override;
+
+  /// The client request whose call is being decided: the pipeline asks synchronously inside
+  /// ToolCatalog::call(), so the session sets this around that call.
+  mcp::Json relatedTo;
+
+ private:
+  GatewaySession& session_;
+};
+
+class GatewaySession final : public server::Session,
+                             public std::enable_shared_from_this<GatewaySession> {
+ public:
+  GatewaySession(std::shared_ptr<Gateway::Impl> gateway, std::shared_ptr<server::Outbox> outbox);
+  ~GatewaySession() override;
+
+  void receive(mcp::Message message) override;
+  void end() override;
+
+  /// Sends a request to the client; `done` gets its result, or an error after `timeout`,
+  /// when the session ends, or when the client answers with an error.
+  void sendRequest(const std::string& method, mcp::Json params, const mcp::Json& relatedTo,
+                   std::chrono::milliseconds timeout, std::function<void(Result<mcp::Json>)> done);
+  /// Sends a notification; `relatedTo` null puts it on the session's own stream.
+  void sendNotification(const std::string& method, mcp::Json params,
+                        const mcp::Json& relatedTo = nullptr);
+  /// Returns true when the client declared `capability` (elicitation, sampling, …).
+  [[nodiscard]] bool clientHas(const std::string& capability) const;
+  /// Returns true once the client has initialized (or speaks 2026-07-28).
+  [[nodiscard]] bool started() const { return started_; }
+  [[nodiscard]] bool stateless() const { return stateless_; }
+
+ private:
+  struct InFlight {
+    std::string ability;
+    HostCall call;
+    bool cancelled = false;
+  };
+  struct Asked {
+    std::function<void(Result<mcp::Json>)> done;
+    std::unique_ptr<boost::asio::steady_timer> timer;
+  };
+
+  void onRequest(mcp::Request request);
+  void onNotification(const mcp::Notification& notification);
+  void onResponse(const mcp::Response& response);
+  void respond(const mcp::Json& id, Result<mcp::Json> result);
+  void respondError(const mcp::Json& id, std::int64_t code, const std::string& message);
+  void adoptMeta(const mcp::Json& params);
+  [[nodiscard]] mcp::Json capabilities() const;
+  [[nodiscard]] mcp::Json serverInfo() const;
+  void initialize(const mcp::Request& request);
+  void discover(const mcp::Request& request);
+  void listTools(const mcp::Request& request);
+  void callTool(const mcp::Request& request);
+  void forward(const mcp::Request& request);
+  void listEverywhere(const mcp::Request& request, const std::string& capability,
+                      const std::string& key);
+  void callFinished(const mcp::Json& id, const policy::CallOutcome& outcome);
+
+  std::shared_ptr<Gateway::Impl> gateway_;
+  std::shared_ptr<server::Outbox> outbox_;
+  ElicitingApprover approver_;
+  policy::ApprovalSession approvals_;
+  bool started_ = false;
+  bool ended_ = false;
+  bool stateless_ = false;
+  std::string version_;
+  mcp::Json clientCapabilities_ = mcp::Json::object();
+  std::map<std::string, InFlight> inFlight_;  ///< by the client's request id, as JSON text
+  std::int64_t nextId_ = 1;
+  std::map<std::int64_t, Asked> asked_;  ///< requests kaja sent the client
+};
+
+}  // namespace kaja::core::gateway
