@@ -44,6 +44,7 @@ core::policy::PipelineOptions PersonaSession::pipelineOptions() const {
   core::policy::PipelineOptions options;
   options.backupsDir = context.paths.backupsDir;
   options.kajaFolders = {context.paths.configDir, context.paths.dataDir};
+  options.spillDir = context.paths.dataDir + "/outputs";
   return options;
 }
 

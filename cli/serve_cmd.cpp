@@ -85,6 +85,7 @@ class Server {
     options.home = core::homeDir();
     options.pipeline.backupsDir = context_.paths.backupsDir;
     options.pipeline.kajaFolders = {context_.paths.configDir, context_.paths.dataDir};
+    options.pipeline.spillDir = context_.paths.dataDir + "/outputs";
     options.auditDir = context_.paths.dataDir;
     options.log = [](const std::string& text) { printWarning(text); };
     gateway_ = std::make_unique<core::gateway::Gateway>(io_, std::move(options));

@@ -112,10 +112,8 @@ int runTools(std::span<const std::string> args) {
   std::printf("\npersona %s: %zu tools, schemas ~%zu tokens\n",
               oneLine(session->persona.name).c_str(), rows.size(), totalChars / 4);
   for (const auto& item : dropped) {
-    printWarning(core::gateway::exposedName(core::gateway::NameStyle::kCli,
-                                            item["ability"].get<std::string>(),
-                                            item["tool"].get<std::string>()) +
-                 " left out (" + item["rule"].get<std::string>() +
+    printWarning("mcp__" + item["ability"].get<std::string>() + "__" +
+                 item["tool"].get<std::string>() + " left out (" + item["rule"].get<std::string>() +
                  "): " + item["reason"].get<std::string>());
   }
   for (const auto& item : failed) printWarning(item["error"].get<std::string>());

@@ -1,7 +1,14 @@
 #include "core/policy/call_pipeline.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
 #include <optional>
 #include <utility>
 
@@ -39,6 +46,63 @@ size_t resultBytes(const mcp::ToolResult& result) {
 }
 
 }  // namespace
+
+Result<std::pair<std::string, std::size_t>> spillText(const std::string& dir,
+                                                      const std::string& ability,
+                                                      const std::string& tool,
+                                                      const mcp::ToolResult& result) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return fail(ErrorCode::kIo, "could not make " + dir + ": " + ec.message());
+  fs::permissions(dir, fs::perms::owner_all, ec);
+  // A week's outputs are kept; older ones go as new ones come.
+  const auto cutoff = fs::file_time_type::clock::now() - std::chrono::hours(24 * 7);
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    std::error_code stat;
+    if (entry.is_regular_file(stat) && entry.last_write_time(stat) < cutoff) {
+      fs::remove(entry.path(), stat);
+    }
+  }
+  std::string text;
+  for (const auto& block : result.content()) {
+    if (!block.is_object()) continue;
+    const mcp::Json* source = &block;
+    if (block.value("type", "") == "resource" && block.contains("resource")) {
+      source = &block["resource"];
+    }
+    auto it = source->find("text");
+    if (it == source->end() || !it->is_string()) continue;
+    if (!text.empty()) text += "\n";
+    text += it->get_ref<const std::string&>();
+  }
+  auto safe = [](std::string name) {
+    for (char& c : name) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+    }
+    return name.substr(0, 60);
+  };
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  const std::string path =
+      dir + "/" +
+      std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(now).count()) + "-" +
+      safe(ability) + "-" + safe(tool) + ".txt";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return fail(ErrorCode::kIo, "could not create " + path + ": " + std::strerror(errno));
+  std::size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      return fail(ErrorCode::kIo, "could not write " + path + ": " + why);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  return std::make_pair(path, text.size());
+}
 
 size_t jsonDepth(const mcp::Json& value, size_t limit) {
   std::vector<std::pair<const mcp::Json*, size_t>> pending = {{&value, 0}};
@@ -207,8 +271,19 @@ void CallPipeline::approved(const std::shared_ptr<Running>& running) {
       finish(running, std::move(outcome));
       return;
     }
-    // 7. Output guard.
+    // 7. Output guard. Text it cuts is kept whole in a file the result names (V8).
     GuardedOutput guarded = guardOutput(*result, options_.limits);
+    if (guarded.report.textBytesCut > 0 && !options_.spillDir.empty()) {
+      auto spilled =
+          spillText(options_.spillDir, running->scope->ability.name, running->tool, *result);
+      std::string note = spilled ? "kaja kept the whole text (" + std::to_string(spilled->second) +
+                                       " bytes) in " + spilled->first +
+                                       "; read it from there in parts if you need the rest."
+                                 : "kaja could not keep the whole text: " + spilled.error().message;
+      if (spilled) outcome.spilledTo = spilled->first;
+      mcp::Json& content = guarded.result.raw["content"];
+      if (content.is_array()) content.push_back({{"type", "text"}, {"text", note}});
+    }
     outcome.result = std::move(guarded.result);
     outcome.output = guarded.report;
     finish(running, std::move(outcome));

@@ -33,6 +33,9 @@ struct PipelineOptions {
   OutputLimits limits;
   std::vector<std::string> confirmList;  ///< tools that never run without a person (U4)
   std::vector<std::string> kajaFolders;  ///< kaja's own folders, never written by a call
+  /// Where text cut by the output guard is kept whole (V8), one file per call; "" keeps
+  /// nothing and the cut text is lost.
+  std::string spillDir;
 };
 
 /// How deep a call's arguments may nest. Deeper arguments are refused before any step, so
@@ -59,7 +62,16 @@ struct CallOutcome {
   std::optional<Error> error;             ///< when the server or transport failed
   OutputReport output;
   std::vector<std::string> backups;  ///< copies made before the call
+  std::string spilledTo;             ///< the file that holds the whole text, when it was cut
 };
+
+/// Writes every text block of `result` (and embedded text resources) whole into a new file
+/// under `dir` (made 0700; the file 0600) named after the time, `ability` and `tool`, and
+/// removes files there older than a week. Returns its path and size.
+Result<std::pair<std::string, std::size_t>> spillText(const std::string& dir,
+                                                      const std::string& ability,
+                                                      const std::string& tool,
+                                                      const mcp::ToolResult& result);
 
 /// Every tool call, in one order: filter (its result passed in) → approval decision → folder check
 /// (refusing before anyone is asked, K15) → asking the approver → backup → the call → output guard
