@@ -225,8 +225,18 @@ function registerNotifyingTools(server) {
   );
 }
 
-// 2025-era tools that ask the client mid-call (server-to-client requests).
+// 2025-era tools that ask the client mid-call (server-to-client requests), and one that cuts
+// its own SSE stream so that the client must resume it.
 function registerAskingTools(server) {
+  server.registerTool(
+    'test_reconnection',
+    { description: 'Closes its response stream mid-call; the result comes after the client resumes', inputSchema: z.object({}) },
+    async (_input, ctx) => {
+      ctx.http?.closeSSE?.();
+      await sleep(100);
+      return text('Reconnection test completed: the client resumed the stream.');
+    },
+  );
   server.registerTool(
     'test_sampling',
     { description: 'Asks the client to sample', inputSchema: z.object({ prompt: z.string() }) },

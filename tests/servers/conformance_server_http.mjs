@@ -52,6 +52,32 @@ function jsonRpcError(status, code, message) {
   });
 }
 
+// Keeps every event a 2025-era session sent, so that a client whose SSE stream was cut can
+// resume it with Last-Event-ID.
+class MemoryEventStore {
+  events = [];
+
+  async storeEvent(streamId, message) {
+    const eventId = `${streamId}_${this.events.length}`;
+    this.events.push({ eventId, streamId, message });
+    return eventId;
+  }
+
+  async getStreamIdForEventId(eventId) {
+    return this.events.find((event) => event.eventId === eventId)?.streamId;
+  }
+
+  async replayEventsAfter(lastEventId, { send }) {
+    const index = this.events.findIndex((event) => event.eventId === lastEventId);
+    if (index < 0) throw new Error(`unknown event id ${lastEventId}`);
+    const { streamId } = this.events[index];
+    for (const event of this.events.slice(index + 1)) {
+      if (event.streamId === streamId) await send(event.eventId, event.message);
+    }
+    return streamId;
+  }
+}
+
 // Serves 2025-era requests: one sessionful transport and server instance per session.
 function makeLegacyHandler({ sdk, makeServer, report }) {
   const sessions = new Map();
@@ -77,6 +103,8 @@ function makeLegacyHandler({ sdk, makeServer, report }) {
     const transport = new sdk.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => sessions.set(id, transport),
+      eventStore: new MemoryEventStore(),
+      retryInterval: 500,
     });
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
