@@ -319,12 +319,14 @@ class GatewayConformanceTest : public ServerConformanceTest {
   }
 
   /// Writes the marketplace, persona and home, and returns the environment kaja runs with.
+  /// The ability asks no approval: what is measured is the gateway's transparency, not its
+  /// policy.
   std::vector<std::string> gatewayEnv(bool legacyOnly) {
     const std::string root = market_.path();
     std::string args = "\"" + kServer + "\", \"stdio\"";
     if (legacyOnly) args += ", \"--legacy-only\"";
     market_.write("market/abilities/reference/mcp.toml",
-                  "command = \"node\"\nargs = [" + args + "]\n");
+                  "command = \"node\"\nargs = [" + args + "]\napproval = \"never\"\n");
     market_.write("market/personas/conformance.toml", "abilities = [\"reference\"]\n");
     std::filesystem::create_directories(root + "/home");
     return {"HOME=" + root + "/home",
