@@ -15,7 +15,6 @@
 // --legacy-only makes a server that speaks only 2025-11-25 and older: at 2026-07-28 a
 // client's server/discover and per-request _meta are refused, as by any 2025 server.
 
-import { randomBytes, randomUUID } from "node:crypto";
 import { readFile } from 'node:fs/promises';
 
 // The packages live in tests/npm/node_modules, which ESM resolution from this folder does not
@@ -29,12 +28,13 @@ async function importTestPackage(name, subpath = '.') {
 }
 
 const sdk = await importTestPackage('@modelcontextprotocol/server');
-const { McpServer, ResourceTemplate, inputRequired } = sdk;
+const { McpServer, ResourceTemplate } = sdk;
 const { serveStdio, StdioServerTransport } = await importTestPackage(
   '@modelcontextprotocol/server',
   './stdio',
 );
 const z = await importTestPackage('zod', './v4');
+const { modernParts } = await import('./conformance_server_modern.mjs');
 
 const args = process.argv.slice(2);
 const mode = args[0] ?? 'stdio';
@@ -50,51 +50,10 @@ const kPng =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 const kWav = 'UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=';
 
-// requestState is echoed by the client, so it is sealed with an HMAC under a per-process key;
-// the SDK's seam verifies it before a handler runs and answers state that fails with -32602
-// (the suite tampers with it on purpose).
-const stateCodec = sdk.createRequestStateCodec({ key: randomBytes(32) });
-const sealState = (payload) => stateCodec.mint(payload);
-const stateOf = (ctx) => ctx.mcpReq.requestState();
-
-function elicitRequest(message, field, type = 'string') {
-  return {
-    method: 'elicitation/create',
-    params: {
-      message,
-      requestedSchema: { type: 'object', properties: { [field]: { type } }, required: [field] },
-    },
-  };
-}
-
-function samplingRequest(text, maxTokens) {
-  return {
-    method: 'sampling/createMessage',
-    params: { messages: [{ role: 'user', content: { type: 'text', text } }], maxTokens },
-  };
-}
-
-// The accepted content of an elicitation response, or undefined.
-function accepted(ctx, key) {
-  const response = ctx.mcpReq.inputResponses?.[key];
-  if (!response || typeof response !== 'object' || response.action !== 'accept') return undefined;
-  return response.content && typeof response.content === 'object' ? response.content : undefined;
-}
-
-function samplingText(ctx, key) {
-  const response = ctx.mcpReq.inputResponses?.[key];
-  const content = response?.content;
-  if (Array.isArray(content)) return content.find((c) => c?.type === 'text')?.text;
-  return content?.type === 'text' ? content.text : undefined;
-}
-
-function rootsOf(ctx, key) {
-  const roots = ctx.mcpReq.inputResponses?.[key]?.roots;
-  return Array.isArray(roots) ? roots : undefined;
-}
-
 const text = (value) => ({ content: [{ type: 'text', text: value }] });
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const modern = modernParts({ sdk, z, text });
 
 // Resources a client subscribed to (per process: the suite subscribes and unsubscribes on one
 // connection).
@@ -176,7 +135,10 @@ function registerContentTools(server) {
   // if/then/else, additionalProperties), as the json-schema-2020-12 scenario asks.
   server.registerTool(
     'json_schema_2020_12_tool',
-    { description: 'Takes a contact with a phone or an email', inputSchema: sdk.fromJsonSchema(kContactSchema) },
+    {
+      description: 'Takes a contact with a phone or an email',
+      inputSchema: sdk.fromJsonSchema(kContactSchema),
+    },
     async (input) => text(`JSON Schema 2020-12 tool called with: ${JSON.stringify(input)}`),
   );
   // A parameter mirrored into the Mcp-Param-Region header (x-mcp-header), which a 2026-07-28
@@ -230,7 +192,10 @@ function registerNotifyingTools(server) {
 function registerAskingTools(server) {
   server.registerTool(
     'test_reconnection',
-    { description: 'Closes its response stream mid-call; the result comes after the client resumes', inputSchema: z.object({}) },
+    {
+      description: 'Closes its response stream mid-call; the result comes after the client resumes',
+      inputSchema: z.object({}),
+    },
     async (_input, ctx) => {
       ctx.http?.closeSSE?.();
       await sleep(100);
@@ -250,10 +215,15 @@ function registerAskingTools(server) {
     },
   );
   const elicitTool = (name, description, params, prefix) =>
-    server.registerTool(name, { description, inputSchema: z.object({}).passthrough() }, async (input, ctx) => {
-      const result = await ctx.mcpReq.elicitInput(params(input));
-      return text(`${prefix}: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`);
-    });
+    server.registerTool(
+      name,
+      { description, inputSchema: z.object({}).passthrough() },
+      async (input, ctx) => {
+        const result = await ctx.mcpReq.elicitInput(params(input));
+        const content = JSON.stringify(result.content ?? {});
+        return text(`${prefix}: action=${result.action}, content=${content}`);
+      },
+    );
   elicitTool(
     'test_elicitation',
     'Asks the user for a response',
@@ -328,192 +298,6 @@ function registerAskingTools(server) {
   );
 }
 
-// 2026-07-28 tools that ask through input_required results (multi-round-trip).
-function registerInputRequiredTools(server) {
-  const tool = (name, handler) =>
-    server.registerTool(
-      name,
-      { description: `input_required flow: ${name}`, inputSchema: z.object({}).passthrough() },
-      handler,
-    );
-
-  tool('test_input_required_result_elicitation', async (_input, ctx) => {
-    const answer = accepted(ctx, 'user_name');
-    if (typeof answer?.name !== 'string') {
-      return inputRequired({
-        inputRequests: { user_name: elicitRequest('What is your name?', 'name') },
-      });
-    }
-    return text(`Hello, ${answer.name}!`);
-  });
-  tool('test_input_required_result_sampling', async (_input, ctx) => {
-    const reply = samplingText(ctx, 'capital_question');
-    if (reply === undefined) {
-      return inputRequired({
-        inputRequests: { capital_question: samplingRequest('What is the capital of France?', 100) },
-      });
-    }
-    return text(`Sampling said: ${reply}`);
-  });
-  tool('test_input_required_result_list_roots', async (_input, ctx) => {
-    const roots = rootsOf(ctx, 'client_roots');
-    if (roots === undefined) {
-      return inputRequired({ inputRequests: { client_roots: { method: 'roots/list', params: {} } } });
-    }
-    return text(`Roots: ${roots.map((root) => root.uri).join(', ')}`);
-  });
-  tool('test_input_required_result_request_state', async (_input, ctx) => {
-    const state = stateOf(ctx);
-    if (state?.step !== 'confirm' || accepted(ctx, 'confirm') === undefined) {
-      return inputRequired({
-        inputRequests: { confirm: elicitRequest('Please confirm', 'ok', 'boolean') },
-        requestState: await sealState({ step: 'confirm', nonce: randomUUID() }),
-      });
-    }
-    return text('state-ok: confirmed');
-  });
-  tool('test_input_required_result_multiple_inputs', async (_input, ctx) => {
-    const state = stateOf(ctx);
-    const name = accepted(ctx, 'user_name')?.name;
-    const greeting = samplingText(ctx, 'greeting');
-    const roots = rootsOf(ctx, 'client_roots');
-    if (state?.step !== 'all' || name === undefined || greeting === undefined || !roots) {
-      return inputRequired({
-        inputRequests: {
-          user_name: elicitRequest('What is your name?', 'name'),
-          greeting: samplingRequest('Generate a greeting', 50),
-          client_roots: { method: 'roots/list', params: {} },
-        },
-        requestState: await sealState({ step: 'all', nonce: randomUUID() }),
-      });
-    }
-    return text(`${greeting} ${name}, with ${roots.length} root(s)`);
-  });
-  tool('test_input_required_result_multi_round', async (_input, ctx) => {
-    const state = stateOf(ctx);
-    if (state?.round === 1 && accepted(ctx, 'step1') !== undefined) {
-      return inputRequired({
-        inputRequests: { step2: elicitRequest('Step 2: What is your favorite color?', 'color') },
-        requestState: await sealState({ round: 2, name: accepted(ctx, 'step1').name }),
-      });
-    }
-    if (state?.round === 2 && accepted(ctx, 'step2') !== undefined) {
-      return text(`${state.name} likes ${accepted(ctx, 'step2').color}`);
-    }
-    return inputRequired({
-      inputRequests: { step1: elicitRequest('Step 1: What is your name?', 'name') },
-      requestState: await sealState({ round: 1 }),
-    });
-  });
-  tool('test_input_required_result_tampered_state', async (_input, ctx) => {
-    const state = stateOf(ctx);
-    if (state?.step !== 'sealed' || accepted(ctx, 'confirm') === undefined) {
-      return inputRequired({
-        inputRequests: { confirm: elicitRequest('Please confirm', 'ok', 'boolean') },
-        requestState: await sealState({ step: 'sealed', nonce: randomUUID() }),
-      });
-    }
-    return text('state-ok: untampered');
-  });
-  tool('test_input_required_result_capabilities', async (_input, ctx) => {
-    const caps = server.server.getClientCapabilities() ?? {};
-    const done = Object.keys(ctx.mcpReq.inputResponses ?? {}).length > 0;
-    const requests = {};
-    if (caps.elicitation) requests.user_name = elicitRequest('What is your name?', 'name');
-    if (caps.sampling) requests.greeting = samplingRequest('Generate a greeting', 50);
-    if (caps.roots) requests.client_roots = { method: 'roots/list', params: {} };
-    if (done || Object.keys(requests).length === 0) return text('capabilities respected');
-    return inputRequired({ inputRequests: requests });
-  });
-  server.registerPrompt(
-    'test_input_required_result_prompt',
-    { description: 'A prompt that asks for context first' },
-    async (ctx) => {
-      const context = accepted(ctx, 'user_context')?.context;
-      if (typeof context !== 'string') {
-        return inputRequired({
-          inputRequests: {
-            user_context: elicitRequest('What context should the prompt use?', 'context'),
-          },
-        });
-      }
-      return {
-        messages: [{ role: 'user', content: { type: 'text', text: `Context: ${context}` } }],
-      };
-    },
-  );
-}
-
-// Tools and prompts the trigger tools add; every instance made afterwards offers them. The
-// HTTP front sets `listChanged.notify` so that open subscriptions/listen streams hear of it.
-const grown = { tools: 0, prompts: 0 };
-const listChanged = { notify: undefined };
-
-function registerGrown(server) {
-  for (let i = 1; i <= grown.tools; ++i) {
-    server.registerTool(`test_added_tool_${i}`, { description: 'Added by a trigger' }, async () =>
-      text('added'),
-    );
-  }
-  for (let i = 1; i <= grown.prompts; ++i) {
-    server.registerPrompt(`test_added_prompt_${i}`, { description: 'Added by a trigger' }, async () => ({
-      messages: [{ role: 'user', content: { type: 'text', text: 'added' } }],
-    }));
-  }
-}
-
-// 2026-07-28 diagnostic tools the server-stateless scenario probes.
-function registerStatelessDiagnostics(server) {
-  const empty = z.object({}).passthrough();
-  server.registerTool(
-    'test_missing_capability',
-    { description: 'Needs the sampling capability', inputSchema: empty },
-    async (_input, ctx) => {
-      // The SDK answers an input request the client cannot serve with -32021 (HTTP 400).
-      const reply = samplingText(ctx, 'question');
-      if (reply === undefined) {
-        return inputRequired({ inputRequests: { question: samplingRequest('Say hello', 20) } });
-      }
-      return text(reply);
-    },
-  );
-  server.registerTool(
-    'test_streaming_elicitation',
-    { description: 'Reports progress, then asks the user', inputSchema: empty },
-    async (_input, ctx) => {
-      const progressToken = ctx.mcpReq._meta?.progressToken;
-      if (progressToken !== undefined) {
-        await ctx.mcpReq.notify({
-          method: 'notifications/progress',
-          params: { progressToken, progress: 1, total: 2 },
-        });
-      }
-      if (accepted(ctx, 'user_name') === undefined) {
-        return inputRequired({ inputRequests: { user_name: elicitRequest('What is your name?', 'name') } });
-      }
-      return text('streamed');
-    },
-  );
-  server.registerTool(
-    'test_logging_tool',
-    { description: 'Logs at info (only when the request asks for logs)', inputSchema: empty },
-    async (_input, ctx) => {
-      await ctx.mcpReq.log('info', 'test_logging_tool ran');
-      return text('logged');
-    },
-  );
-  const trigger = (name, kind) =>
-    server.registerTool(name, { description: `Adds one ${kind.slice(0, -1)}`, inputSchema: empty }, async () => {
-      grown[kind] += 1;
-      if (listChanged.notify) listChanged.notify(kind);
-      else if (kind === 'tools') server.registerTool(`test_added_tool_${grown.tools}`, { description: 'Added by a trigger' }, async () => text('added'));
-      else server.registerPrompt(`test_added_prompt_${grown.prompts}`, { description: 'Added by a trigger' }, async () => ({ messages: [{ role: 'user', content: { type: 'text', text: 'added' } }] }));
-      return text(`${kind} changed`);
-    });
-  trigger('test_trigger_tool_change', 'tools');
-  trigger('test_trigger_prompt_change', 'prompts');
-}
-
 function registerResources(server) {
   server.registerResource(
     'static-text',
@@ -533,7 +317,9 @@ function registerResources(server) {
     'static-binary',
     'test://static-binary',
     { description: 'A static PNG', mimeType: 'image/png' },
-    async () => ({ contents: [{ uri: 'test://static-binary', mimeType: 'image/png', blob: kPng }] }),
+    async () => ({
+      contents: [{ uri: 'test://static-binary', mimeType: 'image/png', blob: kPng }],
+    }),
   );
   server.registerResource(
     'template',
@@ -544,7 +330,11 @@ function registerResources(server) {
         {
           uri: uri.toString(),
           mimeType: 'application/json',
-          text: JSON.stringify({ id: variables.id, templateTest: true, data: `Data for ID: ${variables.id}` }),
+          text: JSON.stringify({
+            id: variables.id,
+            templateTest: true,
+            data: `Data for ID: ${variables.id}`,
+          }),
         },
       ],
     }),
@@ -554,14 +344,21 @@ function registerResources(server) {
     'test://watched-resource',
     { description: 'A resource clients may subscribe to', mimeType: 'text/plain' },
     async () => ({
-      contents: [{ uri: 'test://watched-resource', mimeType: 'text/plain', text: 'Watched resource content' }],
+      contents: [
+        {
+          uri: 'test://watched-resource',
+          mimeType: 'text/plain',
+          text: 'Watched resource content',
+        },
+      ],
     }),
   );
 }
 
 function registerPrompts(server) {
   const user = (content) => ({ role: 'user', content });
-  server.registerPrompt('test_simple_prompt', { description: 'A prompt without arguments' }, async () => ({
+  const simple = { description: 'A prompt without arguments' };
+  server.registerPrompt('test_simple_prompt', simple, async () => ({
     messages: [user({ type: 'text', text: 'This is a simple prompt for testing.' })],
   }));
   server.registerPrompt(
@@ -574,7 +371,9 @@ function registerPrompts(server) {
       }),
     },
     async ({ arg1, arg2 }) => ({
-      messages: [user({ type: 'text', text: `Prompt with arguments: arg1='${arg1}', arg2='${arg2}'` })],
+      messages: [
+        user({ type: 'text', text: `Prompt with arguments: arg1='${arg1}', arg2='${arg2}'` }),
+      ],
     }),
   );
   server.registerPrompt(
@@ -587,13 +386,18 @@ function registerPrompts(server) {
       messages: [
         user({
           type: 'resource',
-          resource: { uri: resourceUri, mimeType: 'text/plain', text: 'Embedded resource content for testing.' },
+          resource: {
+            uri: resourceUri,
+            mimeType: 'text/plain',
+            text: 'Embedded resource content for testing.',
+          },
         }),
         user({ type: 'text', text: 'Please process the embedded resource above.' }),
       ],
     }),
   );
-  server.registerPrompt('test_prompt_with_image', { description: 'A prompt with an image' }, async () => ({
+  const image = { description: 'A prompt with an image' };
+  server.registerPrompt('test_prompt_with_image', image, async () => ({
     messages: [
       user({ type: 'image', data: kPng, mimeType: 'image/png' }),
       user({ type: 'text', text: 'Please analyze the image above.' }),
@@ -637,7 +441,7 @@ function makeServer({ era } = { era: 'legacy' }) {
         'resources/read': { ttlMs: 300000, cacheScope: 'private' },
         'server/discover': hint,
       },
-      requestState: { verify: stateCodec.verify },
+      requestState: { verify: modern.stateCodec.verify },
       ...(legacyOnly ? { supportedProtocolVersions: kLegacyVersions } : {}),
     },
   );
@@ -645,10 +449,10 @@ function makeServer({ era } = { era: 'legacy' }) {
   registerNotifyingTools(server);
   if (era === 'legacy') registerAskingTools(server);
   if (era === 'modern') {
-    registerInputRequiredTools(server);
-    registerStatelessDiagnostics(server);
+    modern.registerInputRequiredTools(server);
+    modern.registerStatelessDiagnostics(server);
   }
-  registerGrown(server);
+  modern.registerGrown(server);
   registerResources(server);
   registerPrompts(server);
   registerProtocolHandlers(server);
@@ -669,8 +473,9 @@ if (mode === 'stdio') {
   serveOnStdio();
 } else if (mode === 'http') {
   const { serveOnHttp } = await import('./conformance_server_http.mjs');
-  serveOnHttp({ sdk, makeServer, legacyOnly, port, report, listChanged });
+  serveOnHttp({ sdk, makeServer, legacyOnly, port, report, listChanged: modern.listChanged });
 } else {
-  process.stderr.write(`usage: conformance_server.mjs stdio|http [--legacy-only] [--port N] (got "${mode}")\n`);
+  const usage = 'usage: conformance_server.mjs stdio|http [--legacy-only] [--port N]';
+  process.stderr.write(`${usage} (got "${mode}")\n`);
   process.exit(2);
 }
