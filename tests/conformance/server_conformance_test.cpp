@@ -314,6 +314,7 @@ class GatewayConformanceTest : public ServerConformanceTest {
   void SetUp() override {
     ServerConformanceTest::SetUp();
     if (IsSkipped()) return;
+    if (!std::filesystem::exists(kKaja)) GTEST_SKIP() << "kaja serve is not built yet";
     const auto help = runCommand({kKaja, "serve", "--help"}, {kPath});
     if (help.exitCode != 0) GTEST_SKIP() << "kaja serve is not built yet";
   }
