@@ -314,9 +314,8 @@ class GatewayConformanceTest : public ServerConformanceTest {
   void SetUp() override {
     ServerConformanceTest::SetUp();
     if (IsSkipped()) return;
-    if (!std::filesystem::exists(kKaja)) GTEST_SKIP() << "kaja serve is not built yet";
     const auto help = runCommand({kKaja, "serve", "--help"}, {kPath});
-    if (help.exitCode != 0) GTEST_SKIP() << "kaja serve is not built yet";
+    if (help.out.find("--http") == std::string::npos) GTEST_SKIP() << "kaja serve has no --http";
   }
 
   /// Writes the marketplace, persona and home, and returns the environment kaja runs with.
