@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "core/mcp/types.h"
-#include "core/process/unique_fd.h"
+#include "core/util/unique_fd.h"
 
 namespace kaja::core::policy {
 

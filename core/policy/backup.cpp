@@ -11,9 +11,9 @@
 #include <ctime>
 #include <filesystem>
 
-#include "core/process/unique_fd.h"
 #include "core/util/quote.h"
 #include "core/util/sys.h"
+#include "core/util/unique_fd.h"
 
 namespace kaja::core::policy {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "core/policy/output_guard.h"
 #include "core/policy/text_normalizer.h"
-#include "core/process/unique_fd.h"
 #include "core/util/sys.h"
+#include "core/util/unique_fd.h"
 
 namespace kaja::core::policy {
 namespace {

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "core/error.h"
-#include "core/process/unique_fd.h"
-#include "core/runner/launch_plan.h"
+#include "core/process/launch_plan.h"
+#include "core/util/unique_fd.h"
 
 namespace kaja::core {
 

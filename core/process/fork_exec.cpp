@@ -19,8 +19,8 @@
 #include <thread>
 
 #include "core/process/subreaper.h"
-#include "core/process/unique_fd.h"
 #include "core/util/sys.h"
+#include "core/util/unique_fd.h"
 
 namespace kaja::core {
 namespace {

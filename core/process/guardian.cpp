@@ -15,7 +15,7 @@
 
 #include "core/process/fork_exec.h"
 #include "core/process/process_tree.h"
-#include "core/process/unique_fd.h"
+#include "core/util/unique_fd.h"
 
 extern char** environ;
 

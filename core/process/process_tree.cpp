@@ -11,8 +11,8 @@
 #include <optional>
 #include <string>
 
-#include "core/process/unique_fd.h"
 #include "core/util/sys.h"
+#include "core/util/unique_fd.h"
 
 namespace kaja::core {
 namespace {

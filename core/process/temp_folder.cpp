@@ -13,8 +13,8 @@
 #include <set>
 #include <vector>
 
-#include "core/process/unique_fd.h"
 #include "core/util/sys.h"
+#include "core/util/unique_fd.h"
 
 namespace kaja::core {
 namespace {

@@ -1,25 +1,6 @@
 #include "core/runner/launch_plan.h"
 
 namespace kaja::core {
-namespace {
-
-std::string shellQuote(const std::string& word) {
-  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                              "0123456789@%+=:,./_-") == std::string::npos) {
-    return word;
-  }
-  std::string out = "'";
-  for (char c : word) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
-}  // namespace
 
 const char* toString(RunnerKind kind) {
   switch (kind) {
@@ -39,21 +20,6 @@ const char* toString(RunnerKind kind) {
       return "remote";
   }
   return "command";
-}
-
-std::string LaunchPlan::display(bool shortProgram) const {
-  std::string out;
-  for (const auto& name : shownEnv) {
-    if (!out.empty()) out += ' ';
-    out += name + "=…";
-  }
-  for (size_t i = 0; i < argv.size(); ++i) {
-    if (!out.empty()) out += ' ';
-    std::string word = argv[i];
-    if (i == 0 && shortProgram) word = word.substr(word.rfind('/') + 1);
-    out += shellQuote(word);
-  }
-  return out;
 }
 
 }  // namespace kaja::core

@@ -127,9 +127,8 @@ bool resolveStdio(const Ability& ability, const RunnerContext& context,
   out.warnings = std::move(env.warnings);
 
   LaunchPlan plan;
-  plan.runner = chosen->runner;
   plan.argv = std::move(chosen->argv);
-  if (plan.runner == RunnerKind::kDocker) {
+  if (chosen->runner == RunnerKind::kDocker) {
     // Only the ability's own variables and its key cross into the container, by name.
     for (const auto& [name, value] : ability.env) {
       if (!isLoaderVariable(name)) {
@@ -152,7 +151,7 @@ bool resolveStdio(const Ability& ability, const RunnerContext& context,
     plan.shownEnv.push_back(ability.auth->name);
   }
   plan.env = std::move(env.vars);
-  out.runner = plan.runner;
+  out.runner = chosen->runner;
   out.launch = std::move(plan);
   return true;
 }

@@ -1,4 +1,4 @@
-#include "core/process/unique_fd.h"
+#include "core/util/unique_fd.h"
 
 #include <unistd.h>
 

@@ -1,0 +1,3 @@
+#pragma once
+
+inline int lowValue() { return 1; }
