@@ -73,7 +73,7 @@ constexpr Command kCommands[] = {
      "  --yes        approve every call that asks (not confirm-listed tools)\n"
      "  --json       print the raw MCP result\n",
      runCall},
-    {"serve", "serve [--persona P] [--names prefixed|bare]",
+    {"serve", "serve [--persona P] [--names prefixed|bare] [--proxy]",
      "offer the persona's tools to any MCP client, through kaja's policy",
      "Serves the persona as one MCP server on stdin/stdout, for an agent to start (Claude\n"
      "Code, Cursor, VS Code, Goose). Every tool call passes the same rules as kaja call:\n"
@@ -87,7 +87,10 @@ constexpr Command kCommands[] = {
      "                `kaja persona use`)\n"
      "  --names N     prefixed (default): tools are named ABILITY__TOOL, so no server can\n"
      "                shadow another's; bare: the servers' own names, refused at start\n"
-     "                when two abilities offer the same name\n",
+     "                when two abilities offer the same name\n"
+     "  --proxy       offer one tool, mcp, that searches, describes and calls the others:\n"
+     "                a persona with hundreds of tools then costs a model a few hundred\n"
+     "                tokens of schema\n",
      runServe},
     {"personas", "personas [--json]", "list personas with their abilities and folders",
      "Lists every persona (shipped and your own): its abilities, the tools each is narrowed\n"

@@ -27,6 +27,7 @@ constexpr std::chrono::milliseconds kReloadCheck{1000};
 struct ServeSettings {
   std::optional<std::string> persona;  ///< fixed by --persona; else the active one, followed
   NameStyle names = NameStyle::kPrefixed;
+  bool proxy = false;
 };
 
 // Loads the configuration and turns the persona into what the gateway runs.
@@ -82,6 +83,7 @@ class Server {
     if (!config) return reportError(config.error());
     core::gateway::GatewayOptions options;
     options.names = settings_.names;
+    options.proxy = settings_.proxy;
     options.home = core::homeDir();
     options.pipeline.backupsDir = context_.paths.backupsDir;
     options.pipeline.kajaFolders = {context_.paths.configDir, context_.paths.dataDir};
@@ -163,7 +165,7 @@ class Server {
 }  // namespace
 
 int runServe(std::span<const std::string> args) {
-  auto parsed = parseArgs(args, {}, {"--persona", "--names"});
+  auto parsed = parseArgs(args, {"--proxy"}, {"--persona", "--names"});
   if (!parsed) return reportError(parsed.error());
   if (!parsed->positional.empty()) {
     printError("serve takes no arguments (see kaja serve --help)");
@@ -171,6 +173,7 @@ int runServe(std::span<const std::string> args) {
   }
   ServeSettings settings;
   settings.persona = parsed->value("--persona");
+  settings.proxy = parsed->has("--proxy");
   if (auto names = parsed->value("--names")) {
     if (*names == "prefixed") {
       settings.names = NameStyle::kPrefixed;

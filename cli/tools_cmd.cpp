@@ -5,6 +5,7 @@
 #include "cli/command.h"
 #include "cli/output.h"
 #include "cli/persona_session.h"
+#include "core/gateway/proxy_tool.h"
 
 namespace kaja::cli {
 namespace {
@@ -75,6 +76,10 @@ int runTools(std::span<const std::string> args) {
 
   size_t totalChars = 0;
   for (const auto& row : rows) totalChars += row.schemaChars;
+  // What `kaja serve --proxy` costs instead: its one tool, whatever the persona holds.
+  const size_t proxyChars = core::gateway::proxyToolDefinition()
+                                .dump(-1, ' ', false, json::error_handler_t::replace)
+                                .size();
   std::vector<std::string> warnings;
   if (rows.size() > kManyTools) {
     warnings.push_back("persona \"" + session->persona.name + "\" offers " +
@@ -93,10 +98,15 @@ int runTools(std::span<const std::string> args) {
                        {"schemaTokens", row.schemaChars / 4},
                        {"description", row.description}});
     }
-    json out = {
-        {"persona", session->persona.name}, {"tools", tools},      {"schemaChars", totalChars},
-        {"schemaTokens", totalChars / 4},   {"dropped", dropped},  {"failed", failed},
-        {"skipped", session->skipped},      {"warnings", warnings}};
+    json out = {{"persona", session->persona.name},
+                {"tools", tools},
+                {"schemaChars", totalChars},
+                {"schemaTokens", totalChars / 4},
+                {"proxySchemaTokens", proxyChars / 4},
+                {"dropped", dropped},
+                {"failed", failed},
+                {"skipped", session->skipped},
+                {"warnings", warnings}};
     std::printf("%s\n", jsonText(out).c_str());
     return kExitOk;
   }
@@ -109,8 +119,8 @@ int runTools(std::span<const std::string> args) {
                   fitWidth(oneLine(firstLine(row.description)), 60)});
   }
   std::fputs(table.render(100, colourful).c_str(), stdout);
-  std::printf("\npersona %s: %zu tools, schemas ~%zu tokens\n",
-              oneLine(session->persona.name).c_str(), rows.size(), totalChars / 4);
+  std::printf("\npersona %s: %zu tools, schemas ~%zu tokens (~%zu with kaja serve --proxy)\n",
+              oneLine(session->persona.name).c_str(), rows.size(), totalChars / 4, proxyChars / 4);
   for (const auto& item : dropped) {
     printWarning("mcp__" + item["ability"].get<std::string>() + "__" +
                  item["tool"].get<std::string>() + " left out (" + item["rule"].get<std::string>() +

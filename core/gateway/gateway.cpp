@@ -24,6 +24,7 @@ Gateway::Impl::Impl(boost::asio::io_context& context, GatewayOptions opts)
     if (!catalog) return;
     catalog->clearTools(ability);
     log(ability + " stopped: " + why.describe());
+    failures[ability] = why.describe();
     broadcast({{"method", "notifications/tools/list_changed"}});
   };
   hostOptions.events.notification = [this](const std::string& ability,
@@ -36,7 +37,12 @@ Gateway::Impl::Impl(boost::asio::io_context& context, GatewayOptions opts)
     onServerRequest(ability, method, params, std::move(respond));
   };
   hostOptions.events.connected = [this, user](const ConnectReport& report) {
-    if (report.error) log(report.ability + " could not start: " + report.error->describe());
+    if (report.error) {
+      log(report.ability + " could not start: " + report.error->describe());
+      failures[report.ability] = report.error->describe();
+    } else {
+      failures.erase(report.ability);
+    }
     if (user.connected) user.connected(report);
   };
   host = std::make_unique<AsyncHost>(io, std::move(hostOptions));

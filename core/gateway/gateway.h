@@ -28,6 +28,8 @@ struct GatewayConfig {
 /// Settings that do not change while the gateway runs.
 struct GatewayOptions {
   NameStyle names = NameStyle::kPrefixed;
+  /// Offer one tool, "mcp", that searches, describes and calls the others (V1).
+  bool proxy = false;
   std::string home;
   policy::PipelineOptions pipeline;
   std::string auditDir;  ///< the data dir, where audit.jsonl goes; "" writes none

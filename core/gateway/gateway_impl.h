@@ -50,6 +50,8 @@ struct Gateway::Impl : std::enable_shared_from_this<Gateway::Impl> {
   /// (ability, the server's name), and a resource URI to its ability.
   std::map<std::string, std::pair<std::string, std::string>> promptRoutes;
   std::map<std::string, std::string> resourceRoutes;
+  /// Why each ability that failed to start or stopped is not running.
+  std::map<std::string, std::string> failures;
   bool stopped = false;
 };
 

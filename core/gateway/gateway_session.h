@@ -73,6 +73,9 @@ class GatewaySession final : public server::Session,
   void discover(const mcp::Request& request);
   void listTools(const mcp::Request& request);
   void callTool(const mcp::Request& request);
+  void proxyCall(const mcp::Json& id, const mcp::Json& arguments, const mcp::Json& progressToken);
+  void runCall(const mcp::Json& id, const std::string& name, mcp::Json arguments,
+               const mcp::Json& progressToken);
   void forward(const mcp::Request& request);
   void listEverywhere(const mcp::Request& request, const std::string& capability,
                       const std::string& key);
