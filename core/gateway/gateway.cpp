@@ -25,6 +25,7 @@ Gateway::Impl::Impl(boost::asio::io_context& context, GatewayOptions opts)
     catalog->clearTools(ability);
     log(ability + " stopped: " + why.describe());
     failures[ability] = why.describe();
+    scheduleRetry();
     broadcast({{"method", "notifications/tools/list_changed"}});
   };
   hostOptions.events.notification = [this](const std::string& ability,
@@ -72,6 +73,30 @@ void Gateway::Impl::rebuildCatalog() {
   for (const auto& ability : host->connected()) {
     if (auto tools = host->tools(ability)) catalog->setTools(ability, *tools);
   }
+}
+
+void Gateway::Impl::scheduleRetry() {
+  if (stopped || retryPending || failures.empty()) return;
+  retryPending = true;
+  // 1 s, 2 s, 4 s … up to a minute between tries.
+  const auto pause = std::chrono::seconds(1) * (1 << std::min(retries, 6));
+  if (!retryTimer) retryTimer = std::make_unique<boost::asio::steady_timer>(io);
+  retryTimer->expires_after(
+      std::min<std::chrono::steady_clock::duration>(pause, std::chrono::seconds(60)));
+  std::weak_ptr<Impl> weak = weak_from_this();
+  retryTimer->async_wait([weak](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (ec || !self || self->stopped) return;
+    self->host->activate(self->config.activations, [weak](const std::vector<ConnectReport>&) {
+      auto impl = weak.lock();
+      if (!impl || impl->stopped) return;
+      impl->retryPending = false;
+      impl->rebuildCatalog();
+      impl->broadcast({{"method", "notifications/tools/list_changed"}});
+      impl->retries = impl->failures.empty() ? 0 : impl->retries + 1;
+      impl->scheduleRetry();
+    });
+  });
 }
 
 std::vector<std::string> Gateway::Impl::abilitiesWith(const std::string& capability) const {
@@ -140,6 +165,7 @@ void Gateway::reload(GatewayConfig config, std::function<void(Result<void>)> don
   auto activations = config.activations;
   for (const auto& why : config.skipped) impl_->log(why);
   impl_->config = std::move(config);
+  impl_->failures.clear();
   impl_->rebuildCatalog();
   std::weak_ptr<Impl> weak = impl_;
   impl_->host->activate(std::move(activations),
@@ -152,6 +178,8 @@ void Gateway::reload(GatewayConfig config, std::function<void(Result<void>)> don
                             return;
                           }
                           impl->broadcast({{"method", "notifications/tools/list_changed"}});
+                          impl->retries = 0;
+                          impl->scheduleRetry();
                           done({});
                         });
 }
@@ -164,6 +192,7 @@ server::SessionFactory Gateway::sessions() {
 
 void Gateway::stop(std::function<void()> done) {
   impl_->stopped = true;
+  if (impl_->retryTimer) impl_->retryTimer->cancel();
   for (const auto& weak : impl_->sessions) {
     if (auto session = weak.lock()) session->end();
   }

@@ -2,6 +2,7 @@
 // The parts of Gateway that its sessions share. Included by gateway*.cpp only.
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <map>
 #include <memory>
 #include <optional>
@@ -35,6 +36,8 @@ struct Gateway::Impl : std::enable_shared_from_this<Gateway::Impl> {
   void onServerRequest(const std::string& ability, const std::string& method,
                        const mcp::Json& params, std::function<void(Result<mcp::Json>)> respond);
   void onServerNotification(const std::string& ability, const mcp::Notification& notification);
+  /// Starts again, after a growing pause, the abilities that failed or stopped.
+  void scheduleRetry();
   /// Returns the abilities whose servers announced `capability` (resources, prompts, …).
   [[nodiscard]] std::vector<std::string> abilitiesWith(const std::string& capability) const;
 
@@ -53,6 +56,9 @@ struct Gateway::Impl : std::enable_shared_from_this<Gateway::Impl> {
   /// Why each ability that failed to start or stopped is not running.
   std::map<std::string, std::string> failures;
   bool stopped = false;
+  std::unique_ptr<boost::asio::steady_timer> retryTimer;
+  bool retryPending = false;
+  int retries = 0;  ///< retries in a row that left a failure; the pause doubles with each
 };
 
 /// Makes the session for one client of `gateway`.
