@@ -104,6 +104,7 @@ void HttpConnection::onBody(const boost::system::error_code& ec) {
 void HttpConnection::respond(http::status status, std::string body, const HeaderList& headers,
                              bool closeAfter) {
   if (!open_) return;
+  awaiting_ = false;
   auto response = std::make_shared<http::response<http::string_body>>(status, 11);
   for (const auto& [name, value] : headers) response->set(name, value);
   if (!body.empty()) response->set(http::field::content_type, "application/json");
@@ -151,6 +152,13 @@ void HttpConnection::beginSse(const HeaderList& headers) {
       });
   watchPeer();
   keepAlive();
+}
+
+void HttpConnection::awaitReply() {
+  if (!open_) return;
+  ++streamGeneration_;
+  awaiting_ = true;
+  watchPeer();
 }
 
 void HttpConnection::pushEvent(const std::string& text) {
@@ -227,13 +235,13 @@ void HttpConnection::watchPeer() {
   stream_.socket().async_wait(
       asio::ip::tcp::socket::wait_read,
       [self = shared_from_this(), generation](const boost::system::error_code& ec) {
-        if (ec || !self->open_ || !self->streaming_ || generation != self->streamGeneration_)
-          return;
+        const bool busy = self->streaming_ || self->awaiting_;
+        if (ec || !self->open_ || !busy || generation != self->streamGeneration_) return;
         char byte = 0;
         const auto n =
             ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-          self->close();  // the client went away while its stream was open
+          self->close();  // the client went away before its reply ended
           return;
         }
         // Bytes of a next request stay in the socket until this stream ends.

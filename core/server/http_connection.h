@@ -60,6 +60,9 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void beginSse(const HeaderList& headers);
   /// Queues SSE text (whole events). Past maxQueuedBytes unsent, the connection is dropped.
   void pushEvent(const std::string& text);
+  /// Waits for the reply to the current request (given later with respond()), watching
+  /// for the client to go away meanwhile (then `onBroken` runs).
+  void awaitReply();
   /// Ends the SSE stream once everything queued is written.
   void endSse();
   /// Closes the connection now; `onBroken` runs if set.
@@ -91,6 +94,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   std::shared_ptr<http::response<http::empty_body>> sseHead_;
   std::optional<http::response_serializer<http::empty_body>> sseSerializer_;
   bool streaming_ = false;
+  bool awaiting_ = false;
   bool ending_ = false;
   bool writing_ = false;
   std::uint64_t streamGeneration_ = 0;

@@ -247,7 +247,11 @@ void HttpFront::Impl::openReply(const std::shared_ptr<HttpConnection>& connectio
   stream->pending = pending;
   state->streams.emplace(stream->number, stream);
   for (const auto& key : pending) state->byRequest.emplace(key, stream);
-  if (sse) connection->beginSse(headers);
+  if (sse) {
+    connection->beginSse(headers);
+  } else {
+    connection->awaitReply();
+  }
   attach(state, stream, connection, 0);
   // From 2025-11-25 an SSE reply starts with an event that has only an id, so that a client
   // whose connection breaks before the first message can still resume.

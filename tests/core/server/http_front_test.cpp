@@ -347,19 +347,27 @@ TEST(HttpFrontTest, AStatelessRequestGetsASessionOfItsOwn) {
 TEST(HttpFrontTest, ClosingAStatelessStreamEndsItsSession) {
   FrontHarness h;
   const Json meta = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"}};
-  {
-    RawHttp held(h.port);
-    held.write(kaja::testing::httpRequest(
-        "POST", call(1, "test/hold", {{"_meta", meta}}),
-        with(bothAccepted(),
-             {{"MCP-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "test/hold"}})));
-    ASSERT_TRUE(held.readUntil(
-        [](const std::string& raw) { return raw.find("\r\n\r\n") != std::string::npos; }));
-    EXPECT_EQ(h.log->ended, 0);
+  const kaja::testing::Headers headers = {{"MCP-Protocol-Version", "2026-07-28"},
+                                          {"Mcp-Method", "test/hold"},
+                                          {"Content-Type", "application/json"}};
+  // Once as SSE, once as a client that waits for one JSON body.
+  for (const std::string accept : {"application/json, text/event-stream", "application/json"}) {
+    const int ended = h.log->ended;
+    {
+      RawHttp held(h.port);
+      held.write(kaja::testing::httpRequest("POST", call(1, "test/hold", {{"_meta", meta}}),
+                                            with(headers, {{"Accept", accept}})));
+      for (int i = 0; i < 200 && h.log->created == ended; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      held.readSome(0.1);
+      EXPECT_EQ(h.log->ended, ended) << accept;
+    }
+    for (int i = 0; i < 200 && h.log->ended == ended; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(h.log->ended, ended + 1) << accept;
   }
-  for (int i = 0; i < 200 && h.log->ended < 1; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(h.log->ended, 1);
 }
 
 TEST(HttpFrontTest, IdleSessionsAreEnded) {
