@@ -1,0 +1,203 @@
+#include "core/server/http_checks.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdio>
+
+#include "core/server/session.h"
+
+namespace kaja::core::server::http_checks {
+
+namespace {
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+/// Returns the q value of one media range's parameters ("; q=0.5"), 1 when absent.
+double qualityOf(std::string_view parameters) {
+  while (!parameters.empty()) {
+    const auto semicolon = parameters.find(';');
+    const std::string_view parameter = trim(parameters.substr(0, semicolon));
+    if (parameter.size() > 2 && (parameter[0] == 'q' || parameter[0] == 'Q') &&
+        parameter[1] == '=') {
+      return std::atof(std::string(parameter.substr(2)).c_str());
+    }
+    if (semicolon == std::string_view::npos) break;
+    parameters.remove_prefix(semicolon + 1);
+  }
+  return 1;
+}
+
+bool rangeMatches(std::string_view range, std::string_view mediaType) {
+  const std::string wanted = lower(mediaType);
+  const std::string given = lower(range);
+  if (given == "*/*" || given == wanted) return true;
+  const auto slash = wanted.find('/');
+  return given.size() == slash + 2 && given.ends_with("/*") &&
+         given.compare(0, slash, wanted, 0, slash) == 0;
+}
+
+std::optional<std::string> decodeSentinel(std::string_view value) {
+  constexpr std::string_view kPrefix = "=?base64?";
+  constexpr std::string_view kSuffix = "?=";
+  if (!value.starts_with(kPrefix) || !value.ends_with(kSuffix) ||
+      value.size() < kPrefix.size() + kSuffix.size())
+    return std::string(value);
+  const std::string_view encoded =
+      value.substr(kPrefix.size(), value.size() - kPrefix.size() - kSuffix.size());
+  if (encoded.size() % 4 != 0) return std::nullopt;
+  std::string decoded(encoded.size() / 4 * 3, '\0');
+  const int length = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(decoded.data()),
+                                     reinterpret_cast<const unsigned char*>(encoded.data()),
+                                     static_cast<int>(encoded.size()));
+  if (length < 0) return std::nullopt;
+  std::size_t size = static_cast<std::size_t>(length);
+  // EVP_DecodeBlock counts the padding as zero bytes.
+  for (auto it = encoded.rbegin(); it != encoded.rend() && *it == '=' && size > 0; ++it) --size;
+  decoded.resize(size);
+  return decoded;
+}
+
+/// Returns whether `host` is a dotted IPv4 address in 127.0.0.0/8.
+bool isLoopbackIpv4(const std::string& host) {
+  int parts = 0;
+  std::size_t at = 0;
+  while (at <= host.size()) {
+    const auto dot = std::min(host.find('.', at), host.size());
+    const std::string part = host.substr(at, dot - at);
+    if (part.empty() || part.size() > 3 ||
+        part.find_first_not_of("0123456789") != std::string::npos || std::stoi(part) > 255)
+      return false;
+    if (parts == 0 && part != "127") return false;
+    ++parts;
+    at = dot + 1;
+  }
+  return parts == 4;
+}
+
+}  // namespace
+
+bool accepts(std::string_view accept, std::string_view mediaType) {
+  if (trim(accept).empty()) return true;
+  while (!accept.empty()) {
+    const auto comma = accept.find(',');
+    const std::string_view item = accept.substr(0, comma);
+    const auto semicolon = item.find(';');
+    const std::string_view range = trim(item.substr(0, semicolon));
+    const double q =
+        semicolon == std::string_view::npos ? 1 : qualityOf(item.substr(semicolon + 1));
+    if (q > 0 && rangeMatches(range, mediaType)) return true;
+    if (comma == std::string_view::npos) break;
+    accept.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+bool originAllowed(std::string_view origin, const std::vector<std::string>& allowed) {
+  const std::string whole = lower(trim(origin));
+  const auto scheme = whole.find("://");
+  if (scheme == std::string::npos) return false;  // "null" and other opaque origins
+  std::string host = whole.substr(scheme + 3);
+  if (const auto slash = host.find('/'); slash != std::string::npos) host.resize(slash);
+  if (host.starts_with("[")) {
+    host = host.substr(0, host.find(']') + 1);
+  } else if (const auto colon = host.find(':'); colon != std::string::npos) {
+    host.resize(colon);
+  }
+  if (host == "localhost" || host == "[::1]" || isLoopbackIpv4(host)) return true;
+  return std::any_of(allowed.begin(), allowed.end(), [&](const std::string& entry) {
+    const std::string wanted = lower(entry);
+    return wanted == whole || wanted == host;
+  });
+}
+
+bool bearerMatches(std::string_view authorization, const std::string& token) {
+  authorization = trim(authorization);
+  if (authorization.size() < 7 || lower(authorization.substr(0, 7)) != "bearer ") return false;
+  const std::string_view given = trim(authorization.substr(7));
+  if (given.size() != token.size() || token.empty()) return false;
+  return CRYPTO_memcmp(given.data(), token.data(), token.size()) == 0;
+}
+
+Result<std::string> newSessionId() {
+  std::array<unsigned char, 32> bytes{};
+  if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
+    return fail(ErrorCode::kInternal,
+                "OpenSSL could not make random bytes for a session id (RAND_bytes failed).");
+  }
+  std::string id;
+  id.reserve(bytes.size() * 2);
+  for (const unsigned char byte : bytes) {
+    std::array<char, 3> hex{};
+    std::snprintf(hex.data(), hex.size(), "%02x", byte);
+    id += hex.data();
+  }
+  return id;
+}
+
+bool supportedVersion(std::string_view version) {
+  return std::any_of(std::begin(kServerProtocolVersions), std::end(kServerProtocolVersions),
+                     [&](const char* known) { return version == known; });
+}
+
+std::string metaProtocolVersion(const mcp::Json& message) {
+  const auto params = message.find("params");
+  if (params == message.end() || !params->is_object()) return {};
+  const auto meta = params->find("_meta");
+  if (meta == params->end() || !meta->is_object()) return {};
+  const auto version = meta->find("io.modelcontextprotocol/protocolVersion");
+  if (version == meta->end() || !version->is_string()) return {};
+  return version->get<std::string>();
+}
+
+std::optional<std::string> standardHeaderMismatch(const mcp::Json& message,
+                                                  const StandardHeaders& headers) {
+  const std::string method = message.value("method", "");
+  const std::string meta = metaProtocolVersion(message);
+  if (headers.protocolVersion.empty()) {
+    return "The MCP-Protocol-Version header is missing; a 2026-07-28 request must carry it.";
+  }
+  if (!meta.empty() && meta != headers.protocolVersion) {
+    return "The MCP-Protocol-Version header (" + mcp::clip(headers.protocolVersion, 40) +
+           ") does not match the request's _meta protocolVersion (" + mcp::clip(meta, 40) + ").";
+  }
+  if (!message.contains("id")) return std::nullopt;  // notifications need no more headers
+  if (!headers.method) return "The Mcp-Method header is missing.";
+  if (*headers.method != method) {
+    return "The Mcp-Method header (" + mcp::clip(*headers.method, 60) +
+           ") does not match the request's method (" + mcp::clip(method, 60) + ").";
+  }
+  const char* field = method == "resources/read"                          ? "uri"
+                      : method == "tools/call" || method == "prompts/get" ? "name"
+                                                                          : nullptr;
+  if (field == nullptr) return std::nullopt;
+  const auto params = message.find("params");
+  if (params == message.end() || !params->is_object() || !params->contains(field) ||
+      !(*params)[field].is_string())
+    return std::nullopt;  // the session answers a request without its name
+  if (!headers.name) return "The Mcp-Name header is missing.";
+  const auto decoded = decodeSentinel(*headers.name);
+  if (!decoded) return "The Mcp-Name header is not valid base64 between =?base64? and ?=.";
+  if (*decoded != (*params)[field].get<std::string>()) {
+    return "The Mcp-Name header (" + mcp::clip(*decoded, 60) + ") does not match the request's " +
+           field + " (" + mcp::clip((*params)[field].get<std::string>(), 60) + ").";
+  }
+  return std::nullopt;
+}
+
+}  // namespace kaja::core::server::http_checks

@@ -1,0 +1,49 @@
+#pragma once
+
+// The header checks of the HTTP front, as plain functions over header values.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+#include "core/mcp/json_rpc.h"
+
+namespace kaja::core::server::http_checks {
+
+/// Returns whether an Accept header value admits `mediaType` ("text/event-stream"):
+/// wildcards count, a range with q=0 does not. An absent (empty) header admits anything.
+bool accepts(std::string_view accept, std::string_view mediaType);
+
+/// Returns whether `origin` (an Origin header value) may call kaja: a loopback host
+/// (localhost, 127.0.0.0/8, [::1]), or a host or whole origin listed in `allowed`.
+bool originAllowed(std::string_view origin, const std::vector<std::string>& allowed);
+
+/// Returns whether `authorization` is "Bearer <token>", compared in constant time.
+bool bearerMatches(std::string_view authorization, const std::string& token);
+
+/// Returns a fresh session id: 32 random bytes (OpenSSL RAND_bytes) as 64 hex digits.
+Result<std::string> newSessionId();
+
+/// Returns whether kaja's server side speaks protocol `version`.
+bool supportedVersion(std::string_view version);
+
+/// Returns the 2026-07-28 protocol version a message claims in params._meta, or "".
+std::string metaProtocolVersion(const mcp::Json& message);
+
+/// The 2026-07-28 standard headers of one POST.
+struct StandardHeaders {
+  std::string protocolVersion;        ///< MCP-Protocol-Version, "" when absent
+  std::optional<std::string> method;  ///< Mcp-Method
+  std::optional<std::string> name;    ///< Mcp-Name
+};
+
+/// Returns one sentence saying how the standard headers disagree with `message` (a request
+/// of protocol 2026-07-28), or nullopt when they agree: MCP-Protocol-Version must equal the
+/// _meta version, Mcp-Method the method, Mcp-Name (base64 sentinel decoded) params.name or
+/// params.uri for tools/call, prompts/get and resources/read.
+std::optional<std::string> standardHeaderMismatch(const mcp::Json& message,
+                                                  const StandardHeaders& headers);
+
+}  // namespace kaja::core::server::http_checks

@@ -1,0 +1,118 @@
+#include "core/server/http_front.h"
+
+#include <algorithm>
+#include <boost/asio/ip/address.hpp>
+
+#include "core/server/http_front_impl.h"
+
+namespace kaja::core::server {
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+Result<std::unique_ptr<HttpFront>> HttpFront::create(asio::io_context& io, SessionFactory factory,
+                                                     HttpFrontOptions options) {
+  std::string host = options.host;
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(host, ec);
+  if (ec) {
+    return fail(ErrorCode::kUsage, "'" + options.host +
+                                       "' is not an IP address; give kaja one to listen on, such "
+                                       "as 127.0.0.1 or ::1.");
+  }
+  auto impl = std::make_shared<Impl>(io, std::move(factory), std::move(options));
+  const tcp::endpoint endpoint(address, impl->options.port);
+  const auto where = impl->options.host + ":" + std::to_string(impl->options.port);
+  impl->acceptor.open(endpoint.protocol(), ec);
+  if (!ec) impl->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) impl->acceptor.bind(endpoint, ec);
+  if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return fail(ErrorCode::kIo, "kaja cannot listen on " + where + ": " + ec.message() + ".");
+  }
+  impl->boundPort = impl->acceptor.local_endpoint(ec).port();
+  return std::unique_ptr<HttpFront>(new HttpFront(std::move(impl)));
+}
+
+HttpFront::HttpFront(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpFront::~HttpFront() { impl_->stop(); }
+
+void HttpFront::start() {
+  impl_->accept();
+  impl_->sweep();
+}
+
+void HttpFront::stop() { impl_->stop(); }
+
+std::uint16_t HttpFront::port() const { return impl_->boundPort; }
+
+std::size_t HttpFront::sessionCount() const {
+  return impl_->sessions.size() + impl_->statelessSessions.size();
+}
+
+std::size_t HttpFront::connectionCount() const { return impl_->connections.size(); }
+
+void HttpFront::Impl::accept() {
+  if (stopped) return;
+  acceptor.async_accept(
+      [self = shared_from_this()](const boost::system::error_code& ec, tcp::socket socket) {
+        if (self->stopped) return;
+        if (!ec) {
+          if (self->connections.size() >= self->options.maxConnections) {
+            // Over the limit a connection is closed at once, costing nothing to keep.
+            boost::system::error_code ignored;
+            socket.close(ignored);
+          } else {
+            const std::uint64_t id = self->nextConnection++;
+            auto connection =
+                std::make_shared<HttpConnection>(std::move(socket), *self, self->options, id);
+            self->connections.emplace(id, connection);
+            connection->start();
+          }
+        }
+        self->accept();
+      });
+}
+
+void HttpFront::Impl::sweep() {
+  if (stopped) return;
+  const auto period = std::clamp<std::chrono::milliseconds>(
+      options.sessionIdle / 4, std::chrono::milliseconds(10), std::chrono::seconds(60));
+  sweepTimer.expires_after(period);
+  sweepTimer.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (ec || self->stopped) return;
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<std::shared_ptr<SessionState>> idle;
+    for (const auto& [id, state] : self->sessions) {
+      const bool streaming =
+          std::any_of(state->streams.begin(), state->streams.end(), [](const auto& entry) {
+            const auto& connection = entry.second->connection;
+            return connection && connection->isOpen();
+          });
+      if (!streaming && now - state->lastActive > self->options.sessionIdle) idle.push_back(state);
+    }
+    for (const auto& state : idle) self->endSession(state);
+    self->sweep();
+  });
+}
+
+void HttpFront::Impl::stop() {
+  if (stopped) return;
+  stopped = true;
+  boost::system::error_code ignored;
+  acceptor.close(ignored);
+  sweepTimer.cancel();
+  std::vector<std::shared_ptr<SessionState>> all;
+  for (const auto& [id, state] : sessions) all.push_back(state);
+  for (const auto& [key, state] : statelessSessions) all.push_back(state);
+  for (const auto& state : all) endSession(state);
+  const auto open = connections;
+  for (const auto& [id, weak] : open) {
+    if (auto connection = weak.lock()) connection->close();
+  }
+  connections.clear();
+}
+
+}  // namespace kaja::core::server

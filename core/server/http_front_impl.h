@@ -1,0 +1,122 @@
+#pragma once
+
+// The inside of HttpFront: sessions, streams and the routes (include only from
+// core/server/http_*.cpp).
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "core/server/http_connection.h"
+#include "core/server/http_front.h"
+
+namespace kaja::core::server {
+
+/// One SSE event kept for replay: its sequence number in its stream and its whole text.
+struct StreamEvent {
+  std::uint64_t seq = 0;
+  std::string text;
+};
+
+/// One logical stream of a session: the reply to one POST (a request, or a batch) or the
+/// session's own GET stream. Its connection may come and go (Last-Event-ID resumes it).
+struct ReplyStream {
+  std::uint64_t number = 0;       ///< unique in the front; the first part of its event ids
+  bool standalone = false;        ///< the session's GET stream
+  bool json = false;              ///< the client accepts only JSON: one body, no events
+  bool batch = false;             ///< the POST was a batch: a JSON reply is an array
+  bool withIds = true;            ///< events carry ids (not for 2026-07-28)
+  std::set<std::string> pending;  ///< ids (as JSON text) of requests still unanswered
+  std::vector<mcp::Json> jsonReplies;
+  std::deque<StreamEvent> replay;
+  std::size_t replayBytes = 0;
+  std::uint64_t nextSeq = 1;
+  std::uint64_t delivered = 0;  ///< the last seq queued on a connection
+  bool complete = false;        ///< every response is in
+  std::shared_ptr<HttpConnection> connection;
+};
+
+/// One client session: a 2025 session (with an Mcp-Session-Id), or one 2026-07-28 request.
+struct SessionState {
+  std::string id;  ///< the Mcp-Session-Id, or "" when stateless
+  std::uint64_t key = 0;
+  bool stateless = false;
+  bool ended = false;
+  std::string protocolVersion;  ///< as negotiated by initialize, when seen
+  std::string initializeKey;    ///< the id (as JSON text) of the initialize request
+  std::shared_ptr<Session> session;
+  std::map<std::uint64_t, std::shared_ptr<ReplyStream>> streams;
+  std::unordered_map<std::string, std::shared_ptr<ReplyStream>> byRequest;
+  std::shared_ptr<ReplyStream> standalone;
+  std::chrono::steady_clock::time_point lastActive = std::chrono::steady_clock::now();
+};
+
+struct HttpFront::Impl final : HttpHandler, std::enable_shared_from_this<HttpFront::Impl> {
+  Impl(boost::asio::io_context& io, SessionFactory factory, HttpFrontOptions options)
+      : io(io),
+        factory(std::move(factory)),
+        options(std::move(options)),
+        acceptor(io),
+        sweepTimer(io) {}
+
+  // Listening (http_front.cpp).
+  void accept();
+  void sweep();
+  void stop();
+
+  // Routes (http_routes.cpp).
+  bool admit(const std::shared_ptr<HttpConnection>& connection,
+             const http::request_parser<http::string_body>& parser) override;
+  void handle(const std::shared_ptr<HttpConnection>& connection,
+              http::request<http::string_body>& request) override;
+  void closed(std::uint64_t connectionId) override { connections.erase(connectionId); }
+  void handlePost(const std::shared_ptr<HttpConnection>& connection,
+                  http::request<http::string_body>& request);
+  void handleStateless(const std::shared_ptr<HttpConnection>& connection,
+                       const http::request<http::string_body>& request, mcp::Message message);
+  void handleGet(const std::shared_ptr<HttpConnection>& connection,
+                 const http::request<http::string_body>& request);
+  void handleDelete(const std::shared_ptr<HttpConnection>& connection,
+                    const http::request<http::string_body>& request);
+  void openReply(const std::shared_ptr<HttpConnection>& connection,
+                 const std::shared_ptr<SessionState>& state, std::vector<mcp::Message> messages,
+                 bool sse, bool batch, const HeaderList& headers, const std::string& version);
+
+  // Sessions and streams (http_streams.cpp).
+  std::shared_ptr<SessionState> newSession(bool stateless);
+  void deliver(const std::shared_ptr<SessionState>& state, mcp::Json message,
+               const mcp::Json& relatedTo);
+  void pushEvent(ReplyStream& stream, const mcp::Json& message);
+  void attach(const std::shared_ptr<SessionState>& state,
+              const std::shared_ptr<ReplyStream>& stream,
+              const std::shared_ptr<HttpConnection>& connection, std::uint64_t after);
+  void completeStream(const std::shared_ptr<SessionState>& state,
+                      const std::shared_ptr<ReplyStream>& stream);
+  void detach(const std::weak_ptr<SessionState>& state, const std::weak_ptr<ReplyStream>& stream);
+  void endSession(std::shared_ptr<SessionState> state);  // by value: it erases the map's copy
+  void receiveAll(const std::shared_ptr<SessionState>& state, std::vector<mcp::Message> messages);
+
+  boost::asio::io_context& io;
+  SessionFactory factory;
+  HttpFrontOptions options;
+  boost::asio::ip::tcp::acceptor acceptor;
+  boost::asio::steady_timer sweepTimer;
+  std::uint16_t boundPort = 0;
+  bool stopped = false;
+  std::uint64_t nextConnection = 1;
+  std::uint64_t nextStream = 1;
+  std::uint64_t nextSessionKey = 1;
+  std::unordered_map<std::uint64_t, std::weak_ptr<HttpConnection>> connections;
+  std::unordered_map<std::string, std::shared_ptr<SessionState>> sessions;  ///< by id
+  std::unordered_map<std::uint64_t, std::shared_ptr<SessionState>> statelessSessions;
+};
+
+}  // namespace kaja::core::server

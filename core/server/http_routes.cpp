@@ -1,0 +1,372 @@
+// The HTTP front's routes: which requests are admitted and what POST, GET and DELETE do.
+#include <boost/asio/post.hpp>
+#include <boost/beast/http/read.hpp>
+
+#include "core/server/http_checks.h"
+#include "core/server/http_front_impl.h"
+#include "core/server/wire.h"
+
+namespace kaja::core::server {
+namespace asio = boost::asio;
+using mcp::Json;
+
+namespace {
+
+constexpr std::string_view kStateless = "2026-07-28";
+constexpr std::int64_t kHeaderMismatch = -32020;
+constexpr std::int64_t kUnsupportedVersion = -32022;
+
+std::string errorBody(std::int64_t code, std::string message, Json data = Json()) {
+  Json error = wire::errorObject(code, std::move(message));
+  if (!data.is_null()) error["error"]["data"] = std::move(data);
+  std::string body;
+  wire::appendJson(error, body);
+  return body;
+}
+
+std::string header(const http::request_header<>& request, std::string_view name) {
+  const auto found = request.find(boost::beast::string_view(name.data(), name.size()));
+  if (found == request.end()) return {};
+  return std::string(found->value());
+}
+
+std::optional<std::string> optionalHeader(const http::request_header<>& request,
+                                          std::string_view name) {
+  const auto found = request.find(boost::beast::string_view(name.data(), name.size()));
+  if (found == request.end()) return std::nullopt;
+  return std::string(found->value());
+}
+
+Json unsupportedVersionData(const std::string& requested) {
+  Json supported = Json::array();
+  for (const char* version : kServerProtocolVersions) supported.push_back(version);
+  return Json{{"supported", supported}, {"requested", requested}};
+}
+
+std::string idKey(const mcp::Message& message) {
+  if (const auto* request = std::get_if<mcp::Request>(&message)) return request->id.dump();
+  return {};
+}
+
+}  // namespace
+
+bool HttpFront::Impl::admit(const std::shared_ptr<HttpConnection>& connection,
+                            const http::request_parser<http::string_body>& parser) {
+  const auto& request = parser.get();
+  auto refuse = [&](http::status status, std::string body, HeaderList headers = {}) {
+    connection->respond(status, std::move(body), headers, true);
+    return false;
+  };
+  if (!options.bearerToken.empty() &&
+      !http_checks::bearerMatches(header(request, "Authorization"), options.bearerToken)) {
+    return refuse(http::status::unauthorized,
+                  errorBody(-32000,
+                            "This kaja server needs an Authorization: Bearer token; "
+                            "send the one it was started with."),
+                  {{"WWW-Authenticate", "Bearer"}});
+  }
+  if (const auto origin = optionalHeader(request, "Origin");
+      origin && !http_checks::originAllowed(*origin, options.allowedOrigins)) {
+    return refuse(http::status::forbidden,
+                  errorBody(-32000, "Requests from the origin " + mcp::clip(*origin, 100) +
+                                        " are not allowed; only loopback origins and those kaja "
+                                        "was told to allow may call it."));
+  }
+  const std::string_view target(request.target().data(), request.target().size());
+  if (target.substr(0, target.find('?')) != options.path) {
+    return refuse(http::status::not_found,
+                  errorBody(-32000, "There is nothing at " + mcp::clip(target, 100) +
+                                        "; kaja's MCP endpoint is " + options.path + "."));
+  }
+  const auto method = request.method();
+  if (method != http::verb::post && method != http::verb::get && method != http::verb::delete_) {
+    return refuse(http::status::method_not_allowed,
+                  errorBody(-32000, "kaja's MCP endpoint takes POST, GET and DELETE only."),
+                  {{"Allow", "GET, POST, DELETE"}});
+  }
+  const std::string version = header(request, "MCP-Protocol-Version");
+  if (!version.empty() && !http_checks::supportedVersion(version)) {
+    return refuse(http::status::bad_request,
+                  errorBody(kUnsupportedVersion,
+                            "kaja does not speak MCP protocol version " + mcp::clip(version, 40) +
+                                "; use one of those listed in data.supported.",
+                            unsupportedVersionData(version)));
+  }
+  const std::string accept = header(request, "Accept");
+  if (method == http::verb::post) {
+    if (parser.content_length() && *parser.content_length() > options.maxMessageBytes) {
+      return refuse(http::status::payload_too_large,
+                    errorBody(-32000, "The request body is larger than kaja's limit of " +
+                                          wire::formatBytes(options.maxMessageBytes) +
+                                          "; send smaller messages."));
+    }
+    if (!http_checks::accepts(accept, "application/json") &&
+        !http_checks::accepts(accept, "text/event-stream")) {
+      return refuse(http::status::not_acceptable,
+                    errorBody(-32000,
+                              "The client must accept application/json and "
+                              "text/event-stream (its Accept header allows neither)."));
+    }
+    const std::string type = header(request, "Content-Type");
+    if (!type.empty() && !http_checks::accepts(type, "application/json")) {
+      return refuse(http::status::unsupported_media_type,
+                    errorBody(-32000, "The request body must be application/json."));
+    }
+  } else if (method == http::verb::get && !http_checks::accepts(accept, "text/event-stream")) {
+    return refuse(http::status::not_acceptable,
+                  errorBody(-32000,
+                            "A GET must accept text/event-stream (its Accept header "
+                            "does not)."));
+  }
+  return true;
+}
+
+void HttpFront::Impl::handle(const std::shared_ptr<HttpConnection>& connection,
+                             http::request<http::string_body>& request) {
+  if (stopped) {
+    connection->close();
+    return;
+  }
+  if (request.method() == http::verb::post) {
+    handlePost(connection, request);
+  } else if (request.method() == http::verb::get) {
+    handleGet(connection, request);
+  } else {
+    handleDelete(connection, request);
+  }
+}
+
+void HttpFront::Impl::handlePost(const std::shared_ptr<HttpConnection>& connection,
+                                 http::request<http::string_body>& request) {
+  const std::string& body = request.body();
+  auto parsed = mcp::parseMessages(body);
+  if (!parsed) {
+    connection->respond(http::status::bad_request,
+                        errorBody(wire::parseErrorCode(parsed.error()), parsed.error().message));
+    return;
+  }
+  std::vector<mcp::Message> messages = std::move(*parsed);
+  const bool batch = body.find_first_not_of(" \t\r\n") != std::string::npos &&
+                     body[body.find_first_not_of(" \t\r\n")] == '[';
+  const std::string version = header(request, "MCP-Protocol-Version");
+  const Json first = mcp::toJson(messages.front());
+  const bool discover = std::holds_alternative<mcp::Request>(messages.front()) &&
+                        std::get<mcp::Request>(messages.front()).method == "server/discover";
+  if (!batch && (version == kStateless || http_checks::metaProtocolVersion(first) == kStateless ||
+                 discover)) {
+    handleStateless(connection, request, std::move(messages.front()));
+    return;
+  }
+  if (batch && !version.empty() && version != "2025-03-26") {
+    connection->respond(http::status::bad_request,
+                        errorBody(mcp::rpc_error::kInvalidRequest,
+                                  "Protocol version " + version +
+                                      " does not allow batches; send one message per POST."));
+    return;
+  }
+  const bool initialize = !batch && std::holds_alternative<mcp::Request>(messages.front()) &&
+                          std::get<mcp::Request>(messages.front()).method == "initialize";
+  const std::string sessionId = header(request, "Mcp-Session-Id");
+  std::shared_ptr<SessionState> state;
+  HeaderList headers;
+  if (sessionId.empty()) {
+    if (!initialize) {
+      connection->respond(http::status::bad_request,
+                          errorBody(-32000,
+                                    "This request needs the Mcp-Session-Id header that "
+                                    "kaja returned for initialize."));
+      return;
+    }
+    if (sessions.size() >= options.maxSessions) {
+      connection->respond(http::status::service_unavailable,
+                          errorBody(-32000,
+                                    "kaja has too many open sessions; end one with "
+                                    "DELETE or try again later."));
+      return;
+    }
+    auto id = http_checks::newSessionId();
+    if (!id) {
+      connection->respond(http::status::internal_server_error,
+                          errorBody(-32603, id.error().message));
+      return;
+    }
+    state = newSession(false);
+    state->id = *id;
+    state->initializeKey = idKey(messages.front());
+    sessions.emplace(state->id, state);
+    headers.emplace_back("Mcp-Session-Id", state->id);
+  } else {
+    const auto found = sessions.find(sessionId);
+    if (found == sessions.end()) {
+      connection->respond(
+          http::status::not_found,
+          errorBody(-32001, "kaja has no session " + mcp::clip(sessionId, 80) +
+                                "; it ended or never existed, so initialize again."));
+      return;
+    }
+    state = found->second;
+  }
+  state->lastActive = std::chrono::steady_clock::now();
+  std::string streamVersion = version.empty() ? state->protocolVersion : version;
+  if (initialize) {
+    const auto& params = std::get<mcp::Request>(messages.front()).params;
+    if (params.is_object()) streamVersion = params.value("protocolVersion", "");
+  }
+  const bool sse = http_checks::accepts(header(request, "Accept"), "text/event-stream");
+  openReply(connection, state, std::move(messages), sse, batch, headers, streamVersion);
+}
+
+void HttpFront::Impl::openReply(const std::shared_ptr<HttpConnection>& connection,
+                                const std::shared_ptr<SessionState>& state,
+                                std::vector<mcp::Message> messages, bool sse, bool batch,
+                                const HeaderList& headers, const std::string& version) {
+  std::set<std::string> pending;
+  for (const auto& message : messages) {
+    const std::string key = idKey(message);
+    if (key.empty()) continue;
+    if (state->byRequest.contains(key) || !pending.insert(key).second) {
+      connection->respond(http::status::bad_request,
+                          errorBody(mcp::rpc_error::kInvalidRequest,
+                                    "The request id " + mcp::clip(key, 60) +
+                                        " is already in use in this session; use a new id."),
+                          headers);
+      return;
+    }
+  }
+  if (pending.empty()) {
+    receiveAll(state, std::move(messages));
+    connection->respond(http::status::accepted, "", headers);
+    if (state->stateless) endSession(state);
+    return;
+  }
+  auto stream = std::make_shared<ReplyStream>();
+  stream->number = nextStream++;
+  stream->json = !sse;
+  stream->batch = batch;
+  stream->withIds = !state->stateless;
+  stream->pending = pending;
+  state->streams.emplace(stream->number, stream);
+  for (const auto& key : pending) state->byRequest.emplace(key, stream);
+  if (sse) {
+    connection->beginSse(headers);
+  } else {
+    connection->awaitReply();
+  }
+  attach(state, stream, connection, 0);
+  // From 2025-11-25 an SSE reply starts with an event that has only an id, so that a client
+  // whose connection breaks before the first message can still resume.
+  if (sse && stream->withIds && version >= "2025-11-25") {
+    connection->pushEvent("id: " + std::to_string(stream->number) + "-0\ndata: \n\n");
+  }
+  receiveAll(state, std::move(messages));
+}
+
+void HttpFront::Impl::handleStateless(const std::shared_ptr<HttpConnection>& connection,
+                                      const http::request<http::string_body>& request,
+                                      mcp::Message message) {
+  const Json json = mcp::toJson(message);
+  const std::string meta = http_checks::metaProtocolVersion(json);
+  if (!meta.empty() && !http_checks::supportedVersion(meta)) {
+    connection->respond(http::status::bad_request,
+                        errorBody(kUnsupportedVersion,
+                                  "kaja does not speak MCP protocol version " +
+                                      mcp::clip(meta, 40) + "; use one of data.supported.",
+                                  unsupportedVersionData(meta)));
+    return;
+  }
+  http_checks::StandardHeaders standard{header(request, "MCP-Protocol-Version"),
+                                        optionalHeader(request, "Mcp-Method"),
+                                        optionalHeader(request, "Mcp-Name")};
+  if (auto mismatch = http_checks::standardHeaderMismatch(json, standard)) {
+    connection->respond(http::status::bad_request, errorBody(kHeaderMismatch, *mismatch));
+    return;
+  }
+  if (std::holds_alternative<mcp::Response>(message)) {
+    connection->respond(http::status::bad_request,
+                        errorBody(mcp::rpc_error::kInvalidRequest,
+                                  "A 2026-07-28 client does not send responses over HTTP."));
+    return;
+  }
+  auto state = newSession(true);
+  statelessSessions.emplace(state->key, state);
+  std::vector<mcp::Message> messages;
+  messages.push_back(std::move(message));
+  const bool sse = http_checks::accepts(header(request, "Accept"), "text/event-stream");
+  openReply(connection, state, std::move(messages), sse, false, {}, std::string(kStateless));
+}
+
+void HttpFront::Impl::handleGet(const std::shared_ptr<HttpConnection>& connection,
+                                const http::request<http::string_body>& request) {
+  const std::string sessionId = header(request, "Mcp-Session-Id");
+  if (header(request, "MCP-Protocol-Version") == kStateless || sessionId.empty()) {
+    connection->respond(http::status::method_not_allowed,
+                        errorBody(-32000,
+                                  "A GET stream belongs to a session: send initialize "
+                                  "first, then GET with its Mcp-Session-Id."),
+                        {{"Allow", "GET, POST, DELETE"}});
+    return;
+  }
+  const auto found = sessions.find(sessionId);
+  if (found == sessions.end()) {
+    connection->respond(http::status::not_found,
+                        errorBody(-32001, "kaja has no session " + mcp::clip(sessionId, 80) +
+                                              "; it ended or never existed, so initialize again."));
+    return;
+  }
+  const auto state = found->second;
+  state->lastActive = std::chrono::steady_clock::now();
+  auto stream = state->standalone;
+  std::uint64_t after = stream->delivered;
+  const std::string lastEventId = header(request, "Last-Event-ID");
+  if (const auto dash = lastEventId.find('-'); dash != std::string::npos) {
+    const std::uint64_t number = std::strtoull(lastEventId.c_str(), nullptr, 10);
+    const auto resumed = state->streams.find(number);
+    if (resumed != state->streams.end()) {
+      stream = resumed->second;
+      after = std::strtoull(lastEventId.c_str() + dash + 1, nullptr, 10);
+    }
+  }
+  if (stream->connection && stream->connection->isOpen()) {
+    connection->respond(http::status::conflict,
+                        errorBody(-32000,
+                                  "This session's stream is already open on another "
+                                  "connection; close it before opening another."));
+    return;
+  }
+  connection->beginSse({{"Mcp-Session-Id", state->id}});
+  if (stream->standalone && state->protocolVersion >= "2025-11-25") {
+    connection->pushEvent("id: " + std::to_string(stream->number) + "-" +
+                          std::to_string(stream->nextSeq - 1) + "\ndata: \n\n");
+  }
+  attach(state, stream, connection, after);
+  if (stream->complete) {
+    // A finished POST stream: what it missed, then its end.
+    connection->setOnBroken(nullptr);
+    stream->connection.reset();
+    state->streams.erase(stream->number);
+    connection->endSse();
+  }
+}
+
+void HttpFront::Impl::handleDelete(const std::shared_ptr<HttpConnection>& connection,
+                                   const http::request<http::string_body>& request) {
+  const std::string sessionId = header(request, "Mcp-Session-Id");
+  if (sessionId.empty()) {
+    connection->respond(http::status::bad_request,
+                        errorBody(-32000,
+                                  "DELETE needs the Mcp-Session-Id of the session to "
+                                  "end."));
+    return;
+  }
+  const auto found = sessions.find(sessionId);
+  if (found == sessions.end()) {
+    connection->respond(http::status::not_found,
+                        errorBody(-32001, "kaja has no session " + mcp::clip(sessionId, 80) +
+                                              "; it ended or never existed."));
+    return;
+  }
+  endSession(found->second);
+  connection->respond(http::status::no_content, "");
+}
+
+}  // namespace kaja::core::server
