@@ -73,7 +73,7 @@ constexpr Command kCommands[] = {
      "  --yes        approve every call that asks (not confirm-listed tools)\n"
      "  --json       print the raw MCP result\n",
      runCall},
-    {"serve", "serve [--persona P] [--names prefixed|bare] [--proxy]",
+    {"serve", "serve [--persona P] [--names prefixed|bare] [--proxy] [--http HOST:PORT]",
      "offer the persona's tools to any MCP client, through kaja's policy",
      "Serves the persona as one MCP server on stdin/stdout, for an agent to start (Claude\n"
      "Code, Cursor, VS Code, Goose). Every tool call passes the same rules as kaja call:\n"
@@ -90,7 +90,13 @@ constexpr Command kCommands[] = {
      "                when two abilities offer the same name\n"
      "  --proxy       offer one tool, mcp, that searches, describes and calls the others:\n"
      "                a persona with hundreds of tools then costs a model a few hundred\n"
-     "                tokens of schema\n",
+     "                tokens of schema\n"
+     "  --http HOST:PORT  speak Streamable HTTP at http://HOST:PORT/mcp instead of stdio\n"
+     "                (port 0 picks a free one; kaja prints where it listens on stderr).\n"
+     "                Each client gets its own session; loopback only unless given\n"
+     "  --token-file F  a file whose first line is the bearer token every request must\n"
+     "                carry (required for an address other machines can reach)\n"
+     "  --allow-origin O,…  browser origins allowed besides loopback (others get 403)\n",
      runServe},
     {"personas", "personas [--json]", "list personas with their abilities and folders",
      "Lists every persona (shipped and your own): its abilities, the tools each is narrowed\n"

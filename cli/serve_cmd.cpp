@@ -3,6 +3,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 
@@ -11,6 +12,7 @@
 #include "cli/context.h"
 #include "cli/output.h"
 #include "core/gateway/gateway.h"
+#include "core/server/http_front.h"
 #include "core/server/stdio_front.h"
 #include "personas/activation.h"
 #include "personas/persona_resolver.h"
@@ -28,7 +30,51 @@ struct ServeSettings {
   std::optional<std::string> persona;  ///< fixed by --persona; else the active one, followed
   NameStyle names = NameStyle::kPrefixed;
   bool proxy = false;
+  std::optional<core::server::HttpFrontOptions> http;  ///< --http: serve HTTP, not stdio
 };
+
+// Reads a bearer token from `path`: the file's first line, at least 16 characters.
+core::Result<std::string> readToken(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return core::fail(core::ErrorCode::kUsage, "cannot read the token file " + path);
+  std::string token;
+  std::getline(in, token);
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  if (token.size() < 16) {
+    return core::fail(core::ErrorCode::kUsage,
+                      "the token in " + path +
+                          " is shorter than 16 characters; put a long random one there, e.g. "
+                          "`head -c 24 /dev/urandom | base64 > " +
+                          path + "`");
+  }
+  return token;
+}
+
+bool isLoopback(const std::string& host) {
+  return host == "127.0.0.1" || host == "::1" || host.starts_with("127.");
+}
+
+// Parses --http HOST:PORT ([::1]:PORT for IPv6) into front options.
+core::Result<core::server::HttpFrontOptions> parseListen(const std::string& text) {
+  core::server::HttpFrontOptions options;
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon + 1 >= text.size()) {
+    return core::fail(core::ErrorCode::kUsage,
+                      "--http takes HOST:PORT, like 127.0.0.1:8931, not \"" + text + "\"");
+  }
+  std::string host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  if (host == "localhost") host = "127.0.0.1";
+  char* end = nullptr;
+  const long port = std::strtol(text.c_str() + colon + 1, &end, 10);
+  if (*end != '\0' || port < 0 || port > 65535) {
+    return core::fail(core::ErrorCode::kUsage, "the port in --http " + text + " is not 0 to 65535");
+  }
+  options.host = host;
+  options.port = static_cast<std::uint16_t>(port);
+  return options;
+}
 
 // Loads the configuration and turns the persona into what the gateway runs.
 core::Result<core::gateway::GatewayConfig> loadConfig(const ServeSettings& settings,
@@ -92,6 +138,7 @@ class Server {
     options.log = [](const std::string& text) { printWarning(text); };
     gateway_ = std::make_unique<core::gateway::Gateway>(io_, std::move(options));
     lastPrint_ = fingerprint(context_.paths);
+    persona_ = config->persona;
     int status = kExitOk;
     gateway_->start(std::move(*config), [this, &status](core::Result<void> started) {
       if (!started) {
@@ -114,6 +161,18 @@ class Server {
 
  private:
   core::Result<void> openFront() {
+    if (settings_.http) {
+      auto front = core::server::HttpFront::create(io_, gateway_->sessions(), *settings_.http);
+      if (!front) return std::unexpected(front.error());
+      http_ = std::move(*front);
+      http_->start();
+      const std::string& host = settings_.http->host;
+      std::fprintf(stderr, "kaja: serving persona \"%s\" at http://%s:%u%s\n",
+                   oneLine(persona_).c_str(),
+                   (host.find(':') != std::string::npos ? "[" + host + "]" : host).c_str(),
+                   static_cast<unsigned>(http_->port()), settings_.http->path.c_str());
+      return {};
+    }
     auto front = core::server::StdioFront::create(io_, 0, 1, gateway_->sessions());
     if (!front) return std::unexpected(front.error());
     stdio_ = std::move(*front);
@@ -124,6 +183,7 @@ class Server {
   void shutdown() {
     if (std::exchange(stopping_, true)) return;
     reloadTimer_.cancel();
+    if (http_) http_->stop();
     gateway_->stop([this] { io_.stop(); });
   }
 
@@ -145,6 +205,7 @@ class Server {
         return;
       }
       printWarning("configuration changed; now serving persona \"" + config->persona + "\"");
+      persona_ = config->persona;
       gateway_->reload(std::move(*config), [this](const core::Result<void>& reloaded) {
         if (!reloaded) printWarning(reloaded.error().describe());
         watch();
@@ -158,6 +219,8 @@ class Server {
   boost::asio::steady_timer reloadTimer_{io_};
   std::unique_ptr<core::gateway::Gateway> gateway_;
   std::unique_ptr<core::server::StdioFront> stdio_;
+  std::unique_ptr<core::server::HttpFront> http_;
+  std::string persona_;
   std::string lastPrint_;
   bool stopping_ = false;
 };
@@ -165,7 +228,8 @@ class Server {
 }  // namespace
 
 int runServe(std::span<const std::string> args) {
-  auto parsed = parseArgs(args, {"--proxy"}, {"--persona", "--names"});
+  auto parsed = parseArgs(args, {"--proxy"},
+                          {"--persona", "--names", "--http", "--token-file", "--allow-origin"});
   if (!parsed) return reportError(parsed.error());
   if (!parsed->positional.empty()) {
     printError("serve takes no arguments (see kaja serve --help)");
@@ -183,6 +247,32 @@ int runServe(std::span<const std::string> args) {
       printError("--names takes prefixed or bare, not \"" + oneLine(*names) + "\"");
       return kExitUsage;
     }
+  }
+  if (auto listen = parsed->value("--http")) {
+    auto http = parseListen(*listen);
+    if (!http) return reportError(http.error());
+    if (auto tokenFile = parsed->value("--token-file")) {
+      auto token = readToken(*tokenFile);
+      if (!token) return reportError(token.error());
+      http->bearerToken = std::move(*token);
+    } else if (!isLoopback(http->host)) {
+      printError("--http on " + http->host +
+                 " can be reached from other machines, so it needs --token-file F (a file "
+                 "holding the bearer token every client must send)");
+      return kExitUsage;
+    }
+    if (auto origins = parsed->value("--allow-origin")) {
+      std::string list = *origins;
+      for (std::size_t start = 0; start <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', start), list.size());
+        if (comma > start) http->allowedOrigins.push_back(list.substr(start, comma - start));
+        start = comma + 1;
+      }
+    }
+    settings.http = std::move(*http);
+  } else if (parsed->value("--token-file") || parsed->value("--allow-origin")) {
+    printError("--token-file and --allow-origin go with --http");
+    return kExitUsage;
   }
   Server server(std::move(settings));
   return server.run();

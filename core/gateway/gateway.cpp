@@ -13,7 +13,10 @@ Gateway::Impl::Impl(boost::asio::io_context& context, GatewayOptions opts)
   hostOptions.forwardServerRequests = true;
   auto user = hostOptions.events;
   // The host outlives no handler: each holds a weak reference to the gateway.
-  hostOptions.events.warning = [this](const std::string& text) { log(text); };
+  // While failed abilities are tried again, only a new kind of failure is worth a line.
+  hostOptions.events.warning = [this](const std::string& text) {
+    if (!retryPending) log(text);
+  };
   hostOptions.events.toolsChanged = [this](const std::string& ability,
                                            const std::vector<mcp::Tool>& tools) {
     if (!catalog) return;
@@ -39,9 +42,14 @@ Gateway::Impl::Impl(boost::asio::io_context& context, GatewayOptions opts)
   };
   hostOptions.events.connected = [this, user](const ConnectReport& report) {
     if (report.error) {
-      log(report.ability + " could not start: " + report.error->describe());
-      failures[report.ability] = report.error->describe();
+      const std::string why = report.error->describe();
+      auto known = failures.find(report.ability);
+      if (known == failures.end() || known->second != why) {
+        log(report.ability + " could not start: " + why);
+      }
+      failures[report.ability] = why;
     } else {
+      if (failures.contains(report.ability)) log(report.ability + " is running again");
       failures.erase(report.ability);
     }
     if (user.connected) user.connected(report);

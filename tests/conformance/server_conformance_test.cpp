@@ -314,8 +314,7 @@ class GatewayConformanceTest : public ServerConformanceTest {
   void SetUp() override {
     ServerConformanceTest::SetUp();
     if (IsSkipped()) return;
-    const auto help = runCommand({kKaja, "serve", "--help"}, {kPath});
-    if (help.out.find("--http") == std::string::npos) GTEST_SKIP() << "kaja serve has no --http";
+    ASSERT_TRUE(std::filesystem::exists(kKaja)) << "build kaja first";
   }
 
   /// Writes the marketplace, persona and home, and returns the environment kaja runs with.
