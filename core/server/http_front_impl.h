@@ -41,6 +41,7 @@ struct ReplyStream {
   std::uint64_t nextSeq = 1;
   std::uint64_t delivered = 0;  ///< the last seq queued on a connection
   bool complete = false;        ///< every response is in
+  bool evicted = false;         ///< dropped from its session's streams: keeps no replay
   std::shared_ptr<HttpConnection> connection;
 };
 
@@ -95,6 +96,7 @@ struct HttpFront::Impl final : HttpHandler, std::enable_shared_from_this<HttpFro
   void deliver(const std::shared_ptr<SessionState>& state, mcp::Json message,
                const mcp::Json& relatedTo);
   void pushEvent(ReplyStream& stream, const mcp::Json& message);
+  void limitStreams(SessionState& state);
   void attach(const std::shared_ptr<SessionState>& state,
               const std::shared_ptr<ReplyStream>& stream,
               const std::shared_ptr<HttpConnection>& connection, std::uint64_t after);

@@ -253,6 +253,7 @@ void HttpFront::Impl::openReply(const std::shared_ptr<HttpConnection>& connectio
     connection->awaitReply();
   }
   attach(state, stream, connection, 0);
+  limitStreams(*state);
   // From 2025-11-25 an SSE reply starts with an event that has only an id, so that a client
   // whose connection breaks before the first message can still resume.
   if (sse && stream->withIds && version >= "2025-11-25") {
@@ -321,7 +322,8 @@ void HttpFront::Impl::handleGet(const std::shared_ptr<HttpConnection>& connectio
   if (const auto dash = lastEventId.find('-'); dash != std::string::npos) {
     const std::uint64_t number = std::strtoull(lastEventId.c_str(), nullptr, 10);
     const auto resumed = state->streams.find(number);
-    if (resumed != state->streams.end()) {
+    // A JSON reply has no events to resume.
+    if (resumed != state->streams.end() && !resumed->second->json) {
       stream = resumed->second;
       after = std::strtoull(lastEventId.c_str() + dash + 1, nullptr, 10);
     }

@@ -12,6 +12,9 @@ namespace {
 
 // Finished streams whose connection broke are kept this many per session for replay.
 constexpr std::size_t kKeptDetachedStreams = 16;
+// Past this many streams in a session, the oldest one without a connection stops keeping
+// events for replay, so that requests left behind by broken connections cost little.
+constexpr std::size_t kMaxReplayingStreams = 64;
 
 /// A session's way out: weak links, so that a session kept alive elsewhere keeps nothing of
 /// the front alive.
@@ -103,12 +106,25 @@ void HttpFront::Impl::pushEvent(ReplyStream& stream, const Json& message) {
     stream.connection->pushEvent(text);
     stream.delivered = seq;
   }
-  if (!stream.withIds) return;
+  if (!stream.withIds || stream.evicted) return;
   stream.replayBytes += text.size();
   stream.replay.push_back(StreamEvent{seq, std::move(text)});
   while (stream.replay.size() > 1 && stream.replayBytes > options.replayBytes) {
     stream.replayBytes -= stream.replay.front().text.size();
     stream.replay.pop_front();
+  }
+}
+
+void HttpFront::Impl::limitStreams(SessionState& state) {
+  if (state.streams.size() <= kMaxReplayingStreams) return;
+  for (auto it = state.streams.begin(); it != state.streams.end(); ++it) {
+    ReplyStream& stream = *it->second;
+    if (stream.standalone || (stream.connection && stream.connection->isOpen())) continue;
+    stream.evicted = true;
+    stream.replay.clear();
+    stream.replayBytes = 0;
+    state.streams.erase(it);  // byRequest still routes its responses, to nowhere
+    return;
   }
 }
 
@@ -176,8 +192,11 @@ void HttpFront::Impl::detach(const std::weak_ptr<SessionState>& weakState,
   if (!state || !stream) return;
   stream->connection.reset();
   state->lastActive = std::chrono::steady_clock::now();
-  // At 2026-07-28 closing the response stream cancels the request.
-  if (state->stateless) endSession(state);
+  // At 2026-07-28 closing the response stream cancels the request. Posted: a dropped
+  // connection can be noticed inside the session's own send().
+  if (state->stateless) {
+    asio::post(io, [self = shared_from_this(), state] { self->endSession(state); });
+  }
 }
 
 void HttpFront::Impl::endSession(std::shared_ptr<SessionState> state) {

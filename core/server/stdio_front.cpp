@@ -136,6 +136,12 @@ void StdioFront::Impl::onRead(std::size_t bytes) {
       continue;
     }
     if (newline == std::string_view::npos) {
+      // A long line gets one allocation of the limit, touched only as far as the line goes:
+      // growing by doubling would hold two copies at once and leave holes the allocator keeps.
+      if (partial.size() + chunk.size() > buffer.size() &&
+          partial.capacity() < options.maxMessageBytes) {
+        partial.reserve(options.maxMessageBytes);
+      }
       partial.append(chunk);
       break;
     }

@@ -56,6 +56,9 @@ class EchoSession final : public core::server::Session {
     }
     auto& request = std::get<core::mcp::Request>(message);
     const Json& params = request.params;
+    // A 2026-07-28 request's result says it is complete (not an input request).
+    modern_ = params.is_object() && params.contains("_meta") && params["_meta"].is_object() &&
+              params["_meta"].value("io.modelcontextprotocol/protocolVersion", "") == "2026-07-28";
     if (request.method == "initialize") {
       const std::string version =
           params.is_object() ? params.value("protocolVersion", "2025-11-25") : "2025-11-25";
@@ -125,6 +128,13 @@ class EchoSession final : public core::server::Session {
   }
 
   void reply(const core::mcp::Json& id, core::mcp::Json result) {
+    if (modern_ && result.is_object()) {
+      result["resultType"] = "complete";
+      if (result.contains("tools")) {
+        result["ttlMs"] = 0;
+        result["cacheScope"] = "private";
+      }
+    }
     outbox_->send(core::mcp::Json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}},
                   id);
   }
@@ -135,6 +145,7 @@ class EchoSession final : public core::server::Session {
   std::vector<core::mcp::Json> held_;
   int elicitCount_ = 0;
   bool ended_ = false;
+  bool modern_ = false;
 };
 
 /// Returns a factory of EchoSessions that all report to `log`.

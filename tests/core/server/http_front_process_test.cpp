@@ -2,6 +2,9 @@
 // official TypeScript SDK client, and measured while it refuses huge bodies.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <sstream>
+
 #include "core/mcp/json_rpc.h"
 #include "tests/core/mcp/test_servers.h"
 #include "tests/core/server/echo_front_process.h"
@@ -35,6 +38,33 @@ TEST(HttpFrontProcessTest, TheTypeScriptSdkClientTalksToTheFront) {
   EXPECT_EQ(seen["elicitations"], 1);
   EXPECT_EQ(seen["elicited"], "accept");
   EXPECT_EQ(seen["terminated"], true);
+}
+
+TEST(HttpFrontProcessTest, TheSdk2ClientSpeaksBothEras) {
+  const std::string node = kaja::testing::nodePath();
+  ASSERT_FALSE(node.empty()) << "node is needed for this test";
+  const std::string script =
+      std::string(KAJA_SOURCE_DIR) + "/tests/core/server/sdk2_http_client.mjs";
+  kaja::testing::RunOptions options;
+  options.timeoutSeconds = 60;
+  const auto result = kaja::testing::runCommandWith({node, script, kFrontEchoHelper},
+                                                    {"PATH=/usr/bin:/bin", "HOME=/tmp"}, options);
+  ASSERT_EQ(result.exitCode, 0) << result.err;
+  std::istringstream lines(result.out);
+  std::map<std::string, Json> byMode;
+  for (std::string line; std::getline(lines, line);) {
+    const Json seen = Json::parse(line);
+    byMode[seen["mode"]] = seen;
+  }
+  ASSERT_EQ(byMode.size(), 3U) << result.out;
+  EXPECT_EQ(byMode["auto"]["version"], "2026-07-28");
+  EXPECT_EQ(byMode["pin"]["version"], "2026-07-28");
+  EXPECT_EQ(byMode["legacy"]["version"], "2025-11-25");
+  for (const auto& [mode, seen] : byMode) {
+    EXPECT_EQ(seen["tools"], Json::array({"echo"})) << mode;
+    EXPECT_EQ(seen["text"], R"({"word":"hi"})") << mode;
+    EXPECT_EQ(seen["progress"], 1) << mode;
+  }
 }
 
 TEST(HttpFrontProcessTest, HugeBodiesAreRefusedWithoutMemoryGrowing) {

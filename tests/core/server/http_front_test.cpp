@@ -215,6 +215,35 @@ TEST(HttpFrontTest, ABrokenPostStreamIsReplayedOnGetWithLastEventId) {
   EXPECT_EQ(resumed.events[0]["result"]["held"], true);
 }
 
+TEST(HttpFrontTest, OnlyTheNewestBrokenStreamsKeepTheirReplay) {
+  FrontHarness h;
+  const std::string id = h.initialize();
+  const auto session =
+      with(bothAccepted(), {{"Mcp-Session-Id", id}, {"MCP-Protocol-Version", "2025-11-25"}});
+  std::vector<std::string> primingIds;
+  for (int i = 0; i < 80; ++i) {
+    RawHttp held(h.port);
+    held.write(kaja::testing::httpRequest("POST", call(100 + i, "test/hold"), session));
+    ASSERT_TRUE(held.readUntil(
+        [](const std::string& raw) { return raw.find("-0\ndata:") != std::string::npos; }));
+    primingIds.push_back(RawHttp::parse(held.raw()).eventIds.at(0));
+  }
+  EXPECT_EQ(h.post(call(1, "test/release"), session).status, 200);
+  const auto resume = [&](const std::string& lastEventId) {
+    RawHttp stream(h.port);
+    stream.write(kaja::testing::httpRequest(
+        "GET", "",
+        {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", id}, {"Last-Event-ID", lastEventId}}));
+    stream.readUntil([&](const std::string&) { return !stream.events().empty(); }, 0.5);
+    return stream.events();
+  };
+  const auto newest = resume(primingIds.back());
+  ASSERT_EQ(newest.size(), 1U);
+  EXPECT_EQ(newest[0]["id"], 179);
+  // The oldest was evicted: its id now opens the session's own stream, which has nothing.
+  EXPECT_TRUE(resume(primingIds.front()).empty());
+}
+
 TEST(HttpFrontTest, UnrelatedMessagesWaitForTheGetStreamAndResume) {
   FrontHarness h;
   const std::string id = h.initialize();
