@@ -1,5 +1,7 @@
 #include "core/gateway/gateway.h"
 
+#include <algorithm>
+
 #include "core/gateway/gateway_impl.h"
 #include "core/gateway/gateway_session.h"
 
@@ -11,6 +13,10 @@ Gateway::Impl::Impl(boost::asio::io_context& context, GatewayOptions opts)
     : io(context), options(std::move(opts)) {
   HostOptions hostOptions = options.host;
   hostOptions.forwardServerRequests = true;
+  // Servers are spoken to at 2025-11-25, with sessions, so that what they ask of a client
+  // (sampling, elicitation, logging, subscriptions) reaches kaja's clients as requests and
+  // notifications; kaja speaks 2026-07-28 to its own clients itself.
+  hostOptions.discover = false;
   auto user = hostOptions.events;
   // The host outlives no handler: each holds a weak reference to the gateway.
   // While failed abilities are tried again, only a new kind of failure is worth a line.
@@ -141,9 +147,19 @@ void Gateway::Impl::onServerNotification(const std::string& ability,
   const std::string& method = notification.method;
   if (method == "notifications/message") {
     Json params = notification.params.is_object() ? notification.params : Json::object();
-    params["logger"] = ability + (params.contains("logger") && params["logger"].is_string()
-                                      ? "/" + params["logger"].get<std::string>()
-                                      : "");
+    // A message while calls run on the server belongs to those calls' clients, on their
+    // streams; other clients never see it. With no call running it is the server's own news.
+    auto range = running.equal_range(ability);
+    if (range.first != range.second) {
+      std::vector<GatewaySession*> told;
+      for (auto it = range.first; it != range.second; ++it) {
+        auto session = it->second.session.lock();
+        if (!session || std::find(told.begin(), told.end(), session.get()) != told.end()) continue;
+        told.push_back(session.get());
+        session->sendNotification(method, params, it->second.requestId);
+      }
+      return;
+    }
     broadcast({{"method", method}, {"params", std::move(params)}});
     return;
   }

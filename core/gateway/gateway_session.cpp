@@ -211,6 +211,13 @@ void GatewaySession::respond(const Json& id, Result<Json> result) {
   if (!body.is_object()) body = Json::object();
   if (stateless_) {
     if (!body.contains("resultType")) body["resultType"] = "complete";
+    // A list or a resource can change at any time, so a client may not cache it.
+    if (body.contains("tools") || body.contains("prompts") || body.contains("resources") ||
+        body.contains("resourceTemplates") || body.contains("supportedVersions") ||
+        body.contains("contents")) {
+      body["ttlMs"] = 0;
+      body["cacheScope"] = "private";
+    }
     body["_meta"][kMetaServerInfo] = serverInfo();
   } else {
     body.erase("resultType");
