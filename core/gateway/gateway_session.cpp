@@ -373,6 +373,11 @@ void GatewaySession::callTool(const mcp::Request& request) {
       sent(fail(ErrorCode::kRefused, "the client went away before the call was sent"));
       return;
     }
+    // A call the client cancelled while its approval was asked must not run on a late yes.
+    if (auto it = self->inFlight_.find(key); it != self->inFlight_.end() && it->second.cancelled) {
+      sent(fail(ErrorCode::kRefused, "the client cancelled the call before it was sent"));
+      return;
+    }
     HostCallOptions options;
     if (!progressToken.is_null()) {
       options.onProgress = [weak, id, progressToken](const mcp::Progress& progress) {
