@@ -379,16 +379,17 @@ void GatewaySession::callTool(const mcp::Request& request) {
       return;
     }
     HostCallOptions options;
-    if (!progressToken.is_null()) {
-      options.onProgress = [weak, id, progressToken](const mcp::Progress& progress) {
-        auto alive = weak.lock();
-        if (!alive) return;
-        Json update = {{"progressToken", progressToken}, {"progress", progress.progress}};
-        if (progress.total) update["total"] = *progress.total;
-        if (!progress.message.empty()) update["message"] = progress.message;
-        alive->sendNotification("notifications/progress", std::move(update), id);
-      };
-    }
+    // A server that reports progress is still working: its call is not timed out meanwhile,
+    // whether or not the client asked to see the progress.
+    options.resetTimeoutOnProgress = true;
+    options.onProgress = [weak, id, progressToken](const mcp::Progress& progress) {
+      auto alive = weak.lock();
+      if (!alive || progressToken.is_null()) return;
+      Json update = {{"progressToken", progressToken}, {"progress", progress.progress}};
+      if (progress.total) update["total"] = *progress.total;
+      if (!progress.message.empty()) update["message"] = progress.message;
+      alive->sendNotification("notifications/progress", std::move(update), id);
+    };
     HostCall call =
         self->gateway_->host->callTool(ability, tool, values, std::move(options), std::move(sent));
     if (auto it = self->inFlight_.find(key); it != self->inFlight_.end()) it->second.call = call;
