@@ -534,12 +534,26 @@ void GatewaySession::forward(const mcp::Request& request) {
     uri = stringAt(ref, "uri");
   }
   if (capability == "prompts") {
+    std::string serverName;
     if (auto it = gateway.promptRoutes.find(promptName); it != gateway.promptRoutes.end()) {
       ability = it->second.first;
+      serverName = it->second.second;
+    } else if (gateway.options.names != NameStyle::kBare) {
+      // Before any listing, a plain "<ability>__<prompt>" still says where it goes.
+      for (const auto& candidate : gateway.abilitiesWith("prompts")) {
+        const std::string prefix = exposedName(gateway.options.names, candidate, "");
+        if (promptName.size() > prefix.size() && promptName.starts_with(prefix) &&
+            candidate.size() > ability.size()) {
+          ability = candidate;
+          serverName = promptName.substr(prefix.size());
+        }
+      }
+    }
+    if (!ability.empty()) {
       if (request.method == "completion/complete") {
-        params["ref"]["name"] = it->second.second;
+        params["ref"]["name"] = serverName;
       } else {
-        params["name"] = it->second.second;
+        params["name"] = serverName;
       }
     }
   } else if (auto it = gateway.resourceRoutes.find(uri); it != gateway.resourceRoutes.end()) {
