@@ -304,6 +304,27 @@ TEST_F(ToolCatalogTest, ShortenedNamesRouteToTheServersOwnName) {
   EXPECT_EQ(distinct.size(), 3u);
 }
 
+TEST_F(ToolCatalogTest, AnAbilityNamedWithADoubleUnderscoreCannotTakeAnothersName) {
+  // "a__b" + "c" and "a" + "b__c" would both be a__b__c.
+  ToolCatalog tools = catalog({scope("a__b", {}), scope("a", {})});
+  tools.setTools("a__b", {readTool("c")});
+  tools.setTools("a", {readTool("b__c")});
+  EXPECT_TRUE(tools.checkNames()) << tools.checkNames().error().message;
+  auto listed = names(tools.list());
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_NE(listed[0], listed[1]);
+  EXPECT_EQ(listed[1], "a__b__c");
+  EXPECT_TRUE(listed[0].starts_with("a__b__c_")) << listed[0];
+  EXPECT_EQ(tools.route(listed[0])->ability, "a__b");
+  EXPECT_EQ(tools.route(listed[1])->ability, "a");
+  EXPECT_EQ(listed[0], exposedName(NameStyle::kPrefixed, "a__b", "c"));
+
+  // Two tools of one ability with the same listed name are no collision, under any style.
+  ToolCatalog twice = catalog({scope("fs", {})});
+  twice.setTools("fs", {readTool("read"), readTool("read")});
+  EXPECT_TRUE(twice.checkNames());
+}
+
 TEST_F(ToolCatalogTest, BareNamesThatCollideNameBothAbilities) {
   ToolCatalog tools = catalog({scope("alpha", {}), scope("beta", {})}, NameStyle::kBare);
   tools.setTools("alpha", {readTool("search"), readTool("only_alpha")});
