@@ -210,5 +210,58 @@ TEST_F(ServeStdioTest, SwitchingThePersonaElsewhereReloadsToolsAndKeepsSharedSer
   EXPECT_THAT(env_.serveErrors(), HasSubstr("\"two\""));
 }
 
+TEST_F(ServeStdioTest, AnEditedPersonaSwitchesFoldersLiveWithoutARestart) {
+  env_.root.write("market/personas/edit.toml",
+                  "abilities = [{ name = \"fs\", roots = [\"~/rw\"] }]\n");
+  auto kaja = env_.serve({"--persona", "edit"});
+  ASSERT_FALSE(kaja->initialize().is_null()) << env_.serveErrors();
+  json allowed = request(1, "tools/call", {{"name", "fs__list_allowed_directories"}});
+  kaja->send(allowed);
+  auto before = kaja->answer(1, 15);
+  ASSERT_TRUE(before) << env_.serveErrors();
+  EXPECT_THAT((*before)["result"].dump(), HasSubstr(env_.home + "/rw"));
+  const auto server = env_.serverPids("fs");
+  ASSERT_FALSE(server.empty());
+
+  // Only a read-only folder now: the writing tools go, the server stays.
+  env_.root.write("market/personas/edit.toml",
+                  "abilities = [{ name = \"fs\", roots = [{ path = \"~/ro\", readOnly = true }] "
+                  "}]\n");
+  ASSERT_TRUE(kaja->waitForMethod("notifications/tools/list_changed", 10)) << env_.serveErrors();
+  // The server asks for its roots again after kaja tells it they changed, a moment later.
+  int id = 100;
+  std::string now;
+  const bool switched = eventually(
+      [&] {
+        allowed["id"] = ++id;
+        kaja->send(allowed);
+        auto answered = kaja->answer(id, 10);
+        now = answered ? (*answered)["result"].dump() : "";
+        return now.find(env_.home + "/ro") != std::string::npos;
+      },
+      5);
+  EXPECT_TRUE(switched) << now;
+  EXPECT_THAT(now, ::testing::Not(HasSubstr(env_.home + "/rw")));
+  kaja->send(request(3, "tools/list"));
+  auto listed = kaja->answer(3, 15);
+  ASSERT_TRUE(listed);
+  EXPECT_THAT(toolNames(*listed), ::testing::Contains("fs__read_text_file"));
+  EXPECT_THAT(toolNames(*listed), ::testing::Not(::testing::Contains("fs__write_file")));
+  EXPECT_EQ(env_.serverPids("fs"), server);
+}
+
+TEST_F(ServeStdioTest, ServerLogMessagesReachTheClientUnderTheAbilitysName) {
+  auto kaja = env_.serve({"--persona", "demo"});
+  ASSERT_FALSE(kaja->initialize().is_null()) << env_.serveErrors();
+  kaja->send(request(1, "logging/setLevel", {{"level", "debug"}}));
+  ASSERT_TRUE(kaja->answer(1, 10));
+  kaja->send(request(2, "tools/call", {{"name", "everything__toggle-simulated-logging"}}));
+  ASSERT_TRUE(kaja->answer(2, 15)) << env_.serveErrors();
+  auto log = kaja->waitForMethod("notifications/message", 10);
+  ASSERT_TRUE(log) << env_.serveErrors();
+  EXPECT_TRUE((*log)["params"].value("logger", "").starts_with("everything")) << log->dump();
+  EXPECT_THAT((*log)["params"].value("data", json()).dump(), HasSubstr("message"));
+}
+
 }  // namespace
 }  // namespace kaja::cli
