@@ -263,5 +263,66 @@ TEST_F(ServeStdioTest, ServerLogMessagesReachTheClientUnderTheAbilitysName) {
   EXPECT_THAT((*log)["params"].value("data", json()).dump(), HasSubstr("message"));
 }
 
+// A misbehaving server (tests/tools/kaja_fault_server) in front of which the session goes on.
+class ServeFaultTest : public ServeStdioTest {
+ protected:
+  ServeFaultTest() {
+    env_.root.write("market/abilities/fault/mcp.toml",
+                    "command = \"" + std::string(KAJA_BIN_DIR) +
+                        "/kaja_fault_server\"\nargs = [\"hostile\"]\napproval = \"never\"\n"
+                        "[env]\nKAJA_GATEWAY_TEST = \"" +
+                        env_.tag + "-fault;\"\n");
+    env_.root.write("market/personas/faulty.toml", "abilities = [\"fault\", \"everything\"]\n");
+  }
+  std::optional<json> call(testing::ServeProcess& kaja, int id, const std::string& tool) {
+    kaja.send(request(id, "tools/call", {{"name", "fault__" + tool}}));
+    return kaja.answer(id, 20);
+  }
+};
+
+TEST_F(ServeFaultTest, ChangedToolsHugeResultsAndACrashLeaveTheSessionWorking) {
+  auto kaja = env_.serve({"--persona", "faulty"});
+  ASSERT_FALSE(kaja->initialize().is_null()) << env_.serveErrors();
+  auto changed = call(*kaja, 1, "change-tools");
+  ASSERT_TRUE(changed) << env_.serveErrors();
+  ASSERT_TRUE(kaja->waitForMethod("notifications/tools/list_changed", 10));
+  kaja->send(request(2, "tools/list"));
+  auto listed = kaja->answer(2, 10);
+  ASSERT_TRUE(listed);
+  EXPECT_THAT(toolNames(*listed), ::testing::Contains("fault__new-tool"));
+
+  auto huge = call(*kaja, 3, "huge-result");
+  ASSERT_TRUE(huge) << env_.serveErrors();
+  EXPECT_TRUE(huge->contains("result")) << huge->dump().substr(0, 500);
+  EXPECT_LT(huge->dump().size(), 2UL * 1024 * 1024);
+
+  auto crashed = call(*kaja, 4, "crash");
+  ASSERT_TRUE(crashed) << env_.serveErrors();
+  EXPECT_TRUE((*crashed)["result"].value("isError", false)) << crashed->dump();
+  EXPECT_THAT((*crashed)["result"].dump(), HasSubstr("fault"));
+  kaja->send(request(5, "tools/list"));
+  auto after = kaja->answer(5, 10);
+  ASSERT_TRUE(after);
+  for (const auto& name : toolNames(*after)) EXPECT_FALSE(name.starts_with("fault__")) << name;
+  EXPECT_THAT(toolNames(*after), ::testing::Contains("everything__echo"));
+  kaja->send(request(6, "ping"));
+  EXPECT_TRUE(kaja->answer(6, 10));
+}
+
+TEST_F(ServeFaultTest, AGrandchildAServerLeftBehindEndsWithKaja) {
+  auto kaja = env_.serve({"--persona", "faulty"});
+  ASSERT_FALSE(kaja->initialize().is_null()) << env_.serveErrors();
+  auto spawned = call(*kaja, 1, "spawn-grandchild");
+  ASSERT_TRUE(spawned) << env_.serveErrors();
+  const std::string text = (*spawned)["result"]["content"][0].value("text", "");
+  const pid_t grandchild = static_cast<pid_t>(std::atoi(text.c_str()));
+  ASSERT_GT(grandchild, 0) << spawned->dump();
+  ASSERT_EQ(::kill(grandchild, 0), 0);
+  kaja->closeInput();
+  ASSERT_TRUE(kaja->waitExit(10)) << env_.serveErrors();
+  EXPECT_TRUE(eventually([&] { return testing::processesTagged(env_.tag).empty(); }, 3))
+      << testing::processesTagged(env_.tag).size() << " processes left";
+}
+
 }  // namespace
 }  // namespace kaja::cli
