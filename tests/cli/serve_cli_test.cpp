@@ -178,6 +178,21 @@ TEST_F(ServeCliTest, ADeclineOrAClientThatCannotAskLeavesTheFileAlone) {
   EXPECT_THAT(testing::readFile(env_.auditPath()), HasSubstr("\"decision\":\"declined\""));
 }
 
+TEST_F(ServeCliTest, AllowForTheSessionAsksOnceForTheTool) {
+  json steps = json::array(
+      {writeStep("rw/one.txt", "1"), writeStep("rw/two.txt", "2"), writeStep("ro/three.txt", "3")});
+  ClientRun run = client({"--persona", "files"}, steps, {"--elicitation", "session"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  auto asked = run.events("elicitation");
+  ASSERT_EQ(asked.size(), 1u) << run.err;
+  EXPECT_THAT(asked[0]["schema"].dump(), HasSubstr("session"));
+  EXPECT_EQ(read("rw/one.txt"), "1");
+  EXPECT_EQ(read("rw/two.txt"), "2");
+  // What was allowed is the tool, not the folders: a read-only one still refuses.
+  EXPECT_TRUE(run.step(2)["result"].value("isError", false));
+  EXPECT_FALSE(fs::exists(env_.home + "/ro/three.txt"));
+}
+
 TEST_F(ServeCliTest, ProgressCancellationAndTheServersOwnRequestsPassThrough) {
   json steps = json::array({
       {{"op", "call"},
