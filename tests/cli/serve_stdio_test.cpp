@@ -300,11 +300,13 @@ TEST_F(ServeFaultTest, ChangedToolsHugeResultsAndACrashLeaveTheSessionWorking) {
   ASSERT_TRUE(crashed) << env_.serveErrors();
   EXPECT_TRUE((*crashed)["result"].value("isError", false)) << crashed->dump();
   EXPECT_THAT((*crashed)["result"].dump(), HasSubstr("fault"));
-  kaja->send(request(5, "tools/list"));
-  auto after = kaja->answer(5, 10);
-  ASSERT_TRUE(after);
-  for (const auto& name : toolNames(*after)) EXPECT_FALSE(name.starts_with("fault__")) << name;
-  EXPECT_THAT(toolNames(*after), ::testing::Contains("everything__echo"));
+  // Its tools are withdrawn (a restarted server may offer them again later).
+  EXPECT_TRUE(kaja->waitForMethod("notifications/tools/list_changed", 10));
+  kaja->send(request(5, "tools/call",
+                     {{"name", "everything__echo"}, {"arguments", {{"message", "other server"}}}}));
+  auto other = kaja->answer(5, 10);
+  ASSERT_TRUE(other);
+  EXPECT_THAT((*other)["result"].dump(), HasSubstr("other server"));
   kaja->send(request(6, "ping"));
   EXPECT_TRUE(kaja->answer(6, 10));
 }
