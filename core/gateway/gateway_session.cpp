@@ -457,17 +457,23 @@ void GatewaySession::runCall(const Json& id, const std::string& name, Json argum
       sent(fail(ErrorCode::kRefused, "the client went away before the call was sent"));
       return;
     }
-    HostCallOptions options;
-    if (!progressToken.is_null()) {
-      options.onProgress = [weak, id, progressToken](const mcp::Progress& progress) {
-        auto alive = weak.lock();
-        if (!alive) return;
-        Json update = {{"progressToken", progressToken}, {"progress", progress.progress}};
-        if (progress.total) update["total"] = *progress.total;
-        if (!progress.message.empty()) update["message"] = progress.message;
-        alive->sendNotification("notifications/progress", std::move(update), id);
-      };
+    // A call the client cancelled while its approval was asked must not run on a late yes.
+    if (auto it = self->inFlight_.find(key); it != self->inFlight_.end() && it->second.cancelled) {
+      sent(fail(ErrorCode::kRefused, "the client cancelled the call before it was sent"));
+      return;
     }
+    HostCallOptions options;
+    // A server that reports progress is still working: its call is not timed out meanwhile,
+    // whether or not the client asked to see the progress.
+    options.resetTimeoutOnProgress = true;
+    options.onProgress = [weak, id, progressToken](const mcp::Progress& progress) {
+      auto alive = weak.lock();
+      if (!alive || progressToken.is_null()) return;
+      Json update = {{"progressToken", progressToken}, {"progress", progress.progress}};
+      if (progress.total) update["total"] = *progress.total;
+      if (!progress.message.empty()) update["message"] = progress.message;
+      alive->sendNotification("notifications/progress", std::move(update), id);
+    };
     HostCall call =
         self->gateway_->host->callTool(ability, tool, values, std::move(options), std::move(sent));
     if (auto it = self->inFlight_.find(key); it != self->inFlight_.end()) it->second.call = call;
@@ -612,12 +618,26 @@ void GatewaySession::forward(const mcp::Request& request) {
     uri = stringAt(ref, "uri");
   }
   if (capability == "prompts") {
+    std::string serverName;
     if (auto it = gateway.promptRoutes.find(promptName); it != gateway.promptRoutes.end()) {
       ability = it->second.first;
+      serverName = it->second.second;
+    } else if (gateway.options.names != NameStyle::kBare) {
+      // Before any listing, a plain "<ability>__<prompt>" still says where it goes.
+      for (const auto& candidate : gateway.abilitiesWith("prompts")) {
+        const std::string prefix = exposedName(gateway.options.names, candidate, "");
+        if (promptName.size() > prefix.size() && promptName.starts_with(prefix) &&
+            candidate.size() > ability.size()) {
+          ability = candidate;
+          serverName = promptName.substr(prefix.size());
+        }
+      }
+    }
+    if (!ability.empty()) {
       if (request.method == "completion/complete") {
-        params["ref"]["name"] = it->second.second;
+        params["ref"]["name"] = serverName;
       } else {
-        params["name"] = it->second.second;
+        params["name"] = serverName;
       }
     }
   } else if (auto it = gateway.resourceRoutes.find(uri); it != gateway.resourceRoutes.end()) {

@@ -58,8 +58,13 @@ std::string exposedName(NameStyle style, const std::string& ability, const std::
   std::string clean = joined;
   std::replace_if(
       clean.begin(), clean.end(), [](char c) { return !allowedInName(c); }, '_');
-  if (clean == joined && clean.size() <= kMaxToolNameLength && !clean.empty()) return clean;
-  const std::string suffix = "_" + hashSuffix(joined);
+  // An ability named with "__" could make the same name as another ability's tool
+  // ("a__b" + "c" and "a" + "b__c"), so its names carry a hash of the pair too.
+  const bool ambiguous = style != NameStyle::kBare && ability.find("__") != std::string::npos;
+  if (clean == joined && clean.size() <= kMaxToolNameLength && !clean.empty() && !ambiguous) {
+    return clean;
+  }
+  const std::string suffix = "_" + hashSuffix(ambiguous ? ability + '\x1f' + tool : joined);
   if (clean.size() + suffix.size() > kMaxToolNameLength) {
     clean.resize(kMaxToolNameLength - suffix.size());
   }
@@ -139,9 +144,11 @@ Result<void> ToolCatalog::checkNames() const {
     if (!fresh && it->second != tool.ability) {
       return fail(ErrorCode::kUsage,
                   "abilities " + it->second + " and " + tool.ability +
-                      " both offer a tool named \"" + tool.name +
-                      "\", so bare names cannot tell them apart; use --names prefixed or a " +
-                      "persona that narrows one of them");
+                      " both offer a tool named \"" + tool.name + "\", so " +
+                      (settings_.names == NameStyle::kBare
+                           ? "bare names cannot tell them apart; use --names prefixed or a "
+                             "persona that narrows one of them"
+                           : "their names cannot tell them apart; rename one of the abilities"));
     }
   }
   return {};

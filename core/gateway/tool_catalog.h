@@ -26,7 +26,8 @@ inline constexpr std::size_t kMaxToolNameLength = 64;
 
 /// Returns `ability` and `tool` joined in `style` (not kBare), shortened to
 /// kMaxToolNameLength with a stable hash suffix when longer, and with any character a client
-/// would refuse replaced (and the hash added then too, so two names never merge).
+/// would refuse replaced (and the hash added then too, so two names never merge). An ability
+/// whose name holds "__" gets the hash of the pair always, so it cannot take another's name.
 std::string exposedName(NameStyle style, const std::string& ability, const std::string& tool);
 
 /// One tool the persona offers, under the name a client sees.
