@@ -147,6 +147,9 @@ void Gateway::Impl::onServerNotification(const std::string& ability,
   const std::string& method = notification.method;
   if (method == "notifications/message") {
     Json params = notification.params.is_object() ? notification.params : Json::object();
+    params["logger"] = ability + (params.contains("logger") && params["logger"].is_string()
+                                      ? "/" + params["logger"].get<std::string>()
+                                      : "");
     // A message while calls run on the server belongs to those calls' clients, on their
     // streams; other clients never see it. With no call running it is the server's own news.
     auto range = running.equal_range(ability);
