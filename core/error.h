@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <expected>
 #include <string>
 #include <utility>
@@ -27,6 +28,9 @@ struct Error {
   std::string message;
   std::string context;
   std::string detail;
+  /// The peer's JSON-RPC error code when it answered with an error (0 otherwise), so a
+  /// gateway can pass it on.
+  std::int64_t rpcCode = 0;
 
   /// Returns "context: message", or just the message when there is no context.
   [[nodiscard]] std::string describe() const {

@@ -193,6 +193,9 @@ void Gateway::reload(GatewayConfig config, std::function<void(Result<void>)> don
   for (const auto& why : config.skipped) impl_->log(why);
   impl_->config = std::move(config);
   impl_->failures.clear();
+  // Routes found by an earlier listing may name abilities that are gone.
+  impl_->promptRoutes.clear();
+  impl_->resourceRoutes.clear();
   impl_->rebuildCatalog();
   std::weak_ptr<Impl> weak = impl_;
   impl_->host->activate(std::move(activations),

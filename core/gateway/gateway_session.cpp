@@ -90,7 +90,7 @@ void ElicitingApprover::ask(const policy::ApprovalRequest& request,
            {{"type", "string"}, {"title", "Answer"}, {"enum", choices}, {"enumNames", names}}}}},
         {"required", Json::array({"answer"})}}}};
   session_.sendRequest(
-      "elicitation/create", std::move(params), relatedTo, std::chrono::milliseconds(300000),
+      "elicitation/create", std::move(params), relatedTo, session_.approvalTimeout(),
       [done = std::move(done)](Result<Json> reply) {
         if (!reply) {
           done({ApprovalAnswer::kNo,
@@ -201,10 +201,16 @@ void GatewaySession::respond(const Json& id, Result<Json> result) {
   if (ended_) return;
   if (!result) {
     const Error& error = result.error();
-    std::int64_t code = error.code == ErrorCode::kNotFound ? rpc::kInvalidParams
-                        : error.code == ErrorCode::kUsage  ? rpc::kInvalidParams
-                                                           : rpc::kInternalError;
-    respondError(id, code, error.describe());
+    // A server's own error code (say -32602 for an unknown resource) reaches the client.
+    std::int64_t code = error.rpcCode != 0                   ? error.rpcCode
+                        : error.code == ErrorCode::kNotFound ? rpc::kInvalidParams
+                        : error.code == ErrorCode::kUsage    ? rpc::kInvalidParams
+                                                             : rpc::kInternalError;
+    Json data = error.rpcCode != 0 && !error.detail.empty()
+                    ? Json::parse(error.detail, nullptr, false)
+                    : Json();
+    if (data.is_discarded()) data = Json();
+    respondError(id, code, error.describe(), std::move(data));
     return;
   }
   Json body = std::move(*result);
@@ -225,10 +231,12 @@ void GatewaySession::respond(const Json& id, Result<Json> result) {
   outbox_->send({{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(body)}}, id);
 }
 
-void GatewaySession::respondError(const Json& id, std::int64_t code, const std::string& message) {
+void GatewaySession::respondError(const Json& id, std::int64_t code, const std::string& message,
+                                  Json data) {
   if (ended_) return;
-  outbox_->send({{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}},
-                id);
+  Json error = {{"code", code}, {"message", message}};
+  if (!data.is_null()) error["data"] = std::move(data);
+  outbox_->send({{"jsonrpc", "2.0"}, {"id", id}, {"error", std::move(error)}}, id);
 }
 
 Json GatewaySession::serverInfo() const {
@@ -667,12 +675,24 @@ void GatewaySession::forward(const mcp::Request& request) {
     };
   }
   params.erase("_meta");
-  gateway.host->request(
+  const std::string key = idKey(request.id);
+  if (inFlight_.contains(key)) {
+    return respondError(request.id, rpc::kInvalidRequest,
+                        "a request with this id is still running; use a new id");
+  }
+  // The client may cancel it like a call: the server is told, and no answer follows.
+  HostCall call = gateway.host->request(
       ability, request.method, std::move(params), std::chrono::milliseconds(0),
-      [weak = weak_from_this(), id = request.id](Result<Json> result) {
-        if (auto self = weak.lock()) self->respond(id, std::move(result));
+      [weak = weak_from_this(), id = request.id, key](Result<Json> result) {
+        auto self = weak.lock();
+        if (!self) return;
+        auto it = self->inFlight_.find(key);
+        const bool cancelled = it != self->inFlight_.end() && it->second.cancelled;
+        if (it != self->inFlight_.end()) self->inFlight_.erase(it);
+        if (!cancelled) self->respond(id, std::move(result));
       },
       std::move(onProgress));
+  inFlight_[key] = InFlight{ability, call, false};
 }
 
 std::shared_ptr<server::Session> makeSession(const std::shared_ptr<Gateway::Impl>& gateway,

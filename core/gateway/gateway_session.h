@@ -49,6 +49,10 @@ class GatewaySession final : public server::Session,
   /// Returns true once the client has initialized (or speaks 2026-07-28).
   [[nodiscard]] bool started() const { return started_; }
   [[nodiscard]] bool stateless() const { return stateless_; }
+  /// How long a person gets to answer an approval.
+  [[nodiscard]] std::chrono::milliseconds approvalTimeout() const {
+    return gateway_->options.approvalTimeout;
+  }
 
  private:
   struct InFlight {
@@ -65,7 +69,8 @@ class GatewaySession final : public server::Session,
   void onNotification(const mcp::Notification& notification);
   void onResponse(const mcp::Response& response);
   void respond(const mcp::Json& id, Result<mcp::Json> result);
-  void respondError(const mcp::Json& id, std::int64_t code, const std::string& message);
+  void respondError(const mcp::Json& id, std::int64_t code, const std::string& message,
+                    mcp::Json data = nullptr);
   void adoptMeta(const mcp::Json& params);
   [[nodiscard]] mcp::Json capabilities() const;
   [[nodiscard]] mcp::Json serverInfo() const;

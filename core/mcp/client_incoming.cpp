@@ -96,6 +96,7 @@ void Client::onResponse(Response&& response) {
                                             " with error " + std::to_string(response.error->code) +
                                             ": " + clip(response.error->message, 300));
     if (!response.error->data.is_null()) error.detail = response.error->data.dump();
+    error.rpcCode = response.error->code;
     pending.done(std::unexpected(std::move(error)));
     return;
   }
