@@ -73,7 +73,9 @@ constexpr Command kCommands[] = {
      "  --yes        approve every call that asks (not confirm-listed tools)\n"
      "  --json       print the raw MCP result\n",
      runCall},
-    {"serve", "serve [--persona P] [--names prefixed|bare] [--proxy] [--http HOST:PORT]",
+    {"serve",
+     "serve [--persona P] [--names prefixed|bare] [--proxy] [--http HOST:PORT [--token-file F] "
+     "[--allow-origin O,…]]",
      "offer the persona's tools to any MCP client, through kaja's policy",
      "Serves the persona as one MCP server on stdin/stdout, for an agent to start (Claude\n"
      "Code, Cursor, VS Code, Goose). Every tool call passes the same rules as kaja call:\n"

@@ -1,4 +1,6 @@
 // `kaja serve`: the active persona as one MCP server, on stdin/stdout or Streamable HTTP.
+#include <unistd.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdio>
@@ -63,6 +65,11 @@ core::Result<core::server::HttpFrontOptions> parseListen(const std::string& text
                       "--http takes HOST:PORT, like 127.0.0.1:8931, not \"" + text + "\"");
   }
   std::string host = text.substr(0, colon);
+  if (host.empty()) {
+    return core::fail(
+        core::ErrorCode::kUsage,
+        "--http needs a host before the port, like 127.0.0.1:" + text.substr(colon + 1));
+  }
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
     host = host.substr(1, host.size() - 2);
   if (host == "localhost") host = "127.0.0.1";
@@ -167,11 +174,22 @@ class Server {
       http_ = std::move(*front);
       http_->start();
       const std::string& host = settings_.http->host;
+      if (settings_.http->bearerToken.empty()) {
+        printWarning(
+            "no --token-file: any program or user on this machine can use this gateway and "
+            "answer its approvals; give --token-file F on a machine you share");
+      }
       std::fprintf(stderr, "kaja: serving persona \"%s\" at http://%s:%u%s\n",
                    oneLine(persona_).c_str(),
                    (host.find(':') != std::string::npos ? "[" + host + "]" : host).c_str(),
                    static_cast<unsigned>(http_->port()), settings_.http->path.c_str());
       return {};
+    }
+    if (::isatty(0) == 1) {
+      std::fprintf(stderr,
+                   "kaja: serving persona \"%s\" as an MCP server on stdin/stdout; an MCP client "
+                   "starts this (see README), or pass --http HOST:PORT. Ctrl-D ends it.\n",
+                   oneLine(persona_).c_str());
     }
     auto front = core::server::StdioFront::create(io_, 0, 1, gateway_->sessions());
     if (!front) return std::unexpected(front.error());

@@ -129,14 +129,30 @@ void Gateway::Impl::onServerRequest(const std::string& ability, const std::strin
                                     const Json& params, std::function<void(Result<Json>)> respond) {
   const std::string capability = method == "sampling/createMessage" ? "sampling" : "elicitation";
   // The client whose call is running on this server is the one asked, on that call's stream.
+  // With calls of several clients running there, kaja cannot tell whose request it is, and
+  // asking the wrong person would hand one client's question (and answer) to another.
   auto range = running.equal_range(ability);
+  std::shared_ptr<GatewaySession> asked;
+  Json relatedTo;
+  bool ambiguous = false;
   for (auto it = range.first; it != range.second; ++it) {
     auto session = it->second.session.lock();
-    if (session && session->clientHas(capability)) {
-      session->sendRequest(method, params, it->second.requestId, options.approvalTimeout,
-                           std::move(respond));
-      return;
+    if (!session) continue;
+    if (asked && asked != session) ambiguous = true;
+    if (!asked) {
+      asked = session;
+      relatedTo = it->second.requestId;
     }
+  }
+  if (ambiguous) {
+    respond(fail(ErrorCode::kRefused, "calls of several clients are running on " + ability +
+                                          ", so kaja cannot tell which one " + method +
+                                          " is for; it asks none of them"));
+    return;
+  }
+  if (asked && asked->clientHas(capability)) {
+    asked->sendRequest(method, params, relatedTo, options.approvalTimeout, std::move(respond));
+    return;
   }
   respond(fail(ErrorCode::kRefused, "no client of kaja's gateway that can answer " + method +
                                         " is waiting on " + ability));

@@ -68,9 +68,10 @@ void ElicitingApprover::ask(const policy::ApprovalRequest& request,
   using policy::ApprovalAnswer;
   if (!session_.clientHas("elicitation")) {
     done({ApprovalAnswer::kNo,
-          "needs a person's approval, and this client cannot ask one (it did not declare "
-          "elicitation); run it with `kaja call " +
-              request.server + " " + request.tool +
+          std::string("needs a person's approval, and this client cannot ask one (") +
+              (session_.stateless() ? "kaja cannot yet ask a 2026-07-28 client during a call"
+                                    : "it did not declare elicitation") +
+              "); run it with `kaja call " + request.server + " " + request.tool +
               "` in a terminal, or set approval = \"never\" in the ability's mcp.toml if you "
               "trust it"});
     return;
@@ -91,7 +92,7 @@ void ElicitingApprover::ask(const policy::ApprovalRequest& request,
         {"required", Json::array({"answer"})}}}};
   session_.sendRequest(
       "elicitation/create", std::move(params), relatedTo, session_.approvalTimeout(),
-      [done = std::move(done)](Result<Json> reply) {
+      [done = std::move(done), confirmListed = request.confirmListed](Result<Json> reply) {
         if (!reply) {
           done({ApprovalAnswer::kNo,
                 "got no answer from the client (" + reply.error().message + ")"});
@@ -99,8 +100,15 @@ void ElicitingApprover::ask(const policy::ApprovalRequest& request,
         }
         const std::string action = stringAt(*reply, "action");
         if (action == "accept") {
-          const std::string answer = stringAt(reply->value("content", Json::object()), "answer");
-          done({answer == "session" ? ApprovalAnswer::kYesForSession : ApprovalAnswer::kYes, {}});
+          // Only one of the offered answers approves; anything else is no answer at all.
+          const Json content =
+              reply->is_object() ? reply->value("content", Json::object()) : Json::object();
+          const std::string answer = stringAt(content, "answer");
+          if (answer == "once" || (answer == "session" && !confirmListed)) {
+            done({answer == "session" ? ApprovalAnswer::kYesForSession : ApprovalAnswer::kYes, {}});
+            return;
+          }
+          done({ApprovalAnswer::kNo, "got an answer that is neither of the offered ones"});
           return;
         }
         done({ApprovalAnswer::kNo,
@@ -409,6 +417,11 @@ void GatewaySession::proxyCall(const Json& id, const Json& arguments, const Json
     Json result = textResult(text, false);
     result["structuredContent"] = {{"tools", found}};
     return respond(id, std::move(result));
+  }
+  if (operation == "call" || operation == "describe") {
+    if (stringAt(arguments, "name").empty()) {
+      return respond(id, textResult(operation + " needs \"name\": a tool name from search", true));
+    }
   }
   if (operation == "describe") {
     const std::string name = stringAt(arguments, "name");

@@ -96,6 +96,7 @@ const policy::CallScope* ToolCatalog::scope(const std::string& ability) const {
 }
 
 void ToolCatalog::setTools(const std::string& ability, const std::vector<mcp::Tool>& listed) {
+  listed_.reset();
   for (auto& [name, entry] : abilities_) {
     if (name != ability) continue;
     entry.filtered = std::make_shared<const policy::FilteredTools>(
@@ -104,12 +105,14 @@ void ToolCatalog::setTools(const std::string& ability, const std::vector<mcp::To
 }
 
 void ToolCatalog::clearTools(const std::string& ability) {
+  listed_.reset();
   for (auto& [name, entry] : abilities_) {
     if (name == ability) entry.filtered = nullptr;
   }
 }
 
-std::vector<CatalogTool> ToolCatalog::list() const {
+const std::vector<CatalogTool>& ToolCatalog::list() const {
+  if (listed_) return *listed_;
   std::vector<CatalogTool> tools;
   for (const auto& [name, entry] : abilities_) {
     if (!entry.filtered) continue;
@@ -125,7 +128,17 @@ std::vector<CatalogTool> ToolCatalog::list() const {
       tools.push_back({std::move(name), policy::kKajaAbility, std::move(tool), readOnly});
     }
   }
-  return tools;
+  // Kept until the tools change: a call looks its name up here, not in a fresh list.
+  routes_.clear();
+  ambiguous_.clear();
+  for (const auto& tool : tools) {
+    auto [it, fresh] = routes_.emplace(tool.name, Route{tool.ability, tool.tool.name});
+    if (!fresh && it->second.ability != tool.ability) {
+      ambiguous_[tool.name] = it->second.ability + " and " + tool.ability;
+    }
+  }
+  listed_ = std::move(tools);
+  return *listed_;
 }
 
 std::vector<DroppedEntry> ToolCatalog::dropped() const {
@@ -155,10 +168,15 @@ Result<void> ToolCatalog::checkNames() const {
 }
 
 Result<ToolCatalog::Route> ToolCatalog::route(const std::string& name) const {
-  std::vector<CatalogTool> tools = list();
-  for (const auto& tool : tools) {
-    if (tool.name == name) return Route{tool.ability, tool.tool.name};
+  const std::vector<CatalogTool>& tools = list();
+  // Two abilities under one bare name (after a reload brought them together): neither is
+  // guessed.
+  if (auto twice = ambiguous_.find(name); twice != ambiguous_.end()) {
+    return fail(ErrorCode::kNotFound, "abilities " + twice->second + " both offer \"" +
+                                          mcp::clip(name, 80) +
+                                          "\", so kaja calls neither; serve with --names prefixed");
   }
+  if (auto found = routes_.find(name); found != routes_.end()) return found->second;
   std::string known;
   for (std::size_t i = 0; i < tools.size() && i < kNamesInError; ++i) {
     known += (i == 0 ? "" : ", ") + tools[i].name;

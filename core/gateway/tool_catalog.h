@@ -67,7 +67,7 @@ class ToolCatalog {
   void clearTools(const std::string& ability);
 
   /// Returns every offered tool, abilities in persona order, kaja's own tools last.
-  [[nodiscard]] std::vector<CatalogTool> list() const;
+  [[nodiscard]] const std::vector<CatalogTool>& list() const;
   /// Returns the tools the filter step left out.
   [[nodiscard]] std::vector<DroppedEntry> dropped() const;
   /// Returns an error naming both abilities when kBare names collide.
@@ -100,7 +100,10 @@ class ToolCatalog {
   [[nodiscard]] const Entry* find(const std::string& ability) const;
 
   CatalogSettings settings_;
-  std::vector<std::pair<std::string, Entry>> abilities_;  ///< in persona order
+  mutable std::optional<std::vector<CatalogTool>> listed_;  ///< list(), until tools change
+  mutable std::map<std::string, Route> routes_;             ///< by client-visible name
+  mutable std::map<std::string, std::string> ambiguous_;    ///< a name two abilities offer
+  std::vector<std::pair<std::string, Entry>> abilities_;    ///< in persona order
   bool backupTools_ = false;
 };
 

@@ -245,6 +245,25 @@ void CallPipeline::callAsync(const CallScope& scope, const FilteredTools& filter
                               AuditDecision::kDeclined));
       return;
     }
+    // While a person was asked, the folders may have changed (a symlink put in place, a
+    // folder moved by another call): the paths are judged again, as they are now.
+    if (approval.kind == ApprovalOutcome::Kind::kApproved && running->write) {
+      auto created =
+          FolderGuard::create(usableRoots(running->scope->ability, running->scope->entry),
+                              running->scope->home, options_.kajaFolders);
+      auto checked = created
+                         ? created->check(running->scope->ability, running->arguments)
+                         : std::expected<std::vector<CheckedPath>, Refusal>(std::unexpected(Refusal{
+                               std::string(rule::kReadOnlyFolder), created.error().message}));
+      if (!checked) {
+        Refusal refusal = checked.error();
+        refusal.message = "After it was approved: " + refusal.message;
+        finish(running, refused(std::move(refusal)));
+        return;
+      }
+      running->guard = std::move(*created);
+      running->paths = std::move(*checked);
+    }
     approved(running);
   });
 }

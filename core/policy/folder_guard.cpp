@@ -73,7 +73,7 @@ Result<FolderGuard> FolderGuard::create(const std::vector<PersonaRoot>& roots, s
   }
   // kaja's own folders matter only where a root holds them: nothing else reaches them.
   const size_t given = guard.folders_.size();
-  for (const auto& own : kajaOwn) {
+  for (const auto& own : given == 0 ? std::vector<std::string>() : kajaOwn) {
     auto resolved = resolvePath(own);
     if (!resolved) continue;
     bool reachable = false;

@@ -485,6 +485,51 @@ TEST_F(ToolCatalogTest, ACallWaitsForALaterYesAndAllowForSessionIsRemembered) {
   EXPECT_EQ(outcomes.back().decision, policy::AuditDecision::kRefused);
 }
 
+// What a path means can change while a person is asked: another call moves a folder that
+// holds a link to a read-only folder into place, or something swaps a folder for a link.
+// The folders are judged again once the yes comes, and the call does not run.
+TEST_F(ToolCatalogTest, AFolderChangedWhileApprovalWaitsIsJudgedAgain) {
+  ToolCatalog tools = fsCatalog();
+  LaterApprover approver;
+  policy::ApprovalSession approvals(approver);
+  std::vector<policy::CallOutcome> outcomes;
+  auto collect = [&outcomes](policy::CallOutcome outcome) {
+    outcomes.push_back(std::move(outcome));
+  };
+  // 1. rw/target does not exist yet: a new file in ~/rw, allowed, and asked.
+  fs::create_directories(home_ + "/rw/holder");
+  fs::create_directory_symlink(home_ + "/ro", home_ + "/rw/holder/lnk");
+  tools.call("fs", "write_file", writeArgs("rw/target/lnk/x.txt", "x"), approvals, nullptr,
+             send_.function(), collect);
+  ASSERT_EQ(approver.asked.size(), 1u);
+  // Meanwhile the folder holding the link is moved into place.
+  fs::rename(home_ + "/rw/holder", home_ + "/rw/target");
+  approver.answer(policy::ApprovalAnswer::kYes);
+  ASSERT_EQ(outcomes.size(), 1u);
+  ASSERT_TRUE(outcomes[0].refusal.has_value());
+  EXPECT_EQ(outcomes[0].refusal->rule, policy::rule::kReadOnlyFolder);
+  EXPECT_THAT(outcomes[0].refusal->message, HasSubstr("After it was approved"));
+  EXPECT_TRUE(send_.sent.empty()) << "sent after the folder changed under it";
+
+  // 2. A folder swapped for a link to the read-only folder while the question is open.
+  fs::create_directories(home_ + "/rw/swap");
+  tools.call("fs", "write_file", writeArgs("rw/swap/y.txt", "y"), approvals, nullptr,
+             send_.function(), collect);
+  ASSERT_EQ(approver.asked.size(), 2u);
+  fs::remove(home_ + "/rw/swap");
+  fs::create_directory_symlink(home_ + "/ro", home_ + "/rw/swap");
+  approver.answer(policy::ApprovalAnswer::kYesForSession);
+  ASSERT_EQ(outcomes.size(), 2u);
+  ASSERT_TRUE(outcomes[1].refusal.has_value());
+  EXPECT_EQ(outcomes[1].refusal->rule, policy::rule::kReadOnlyFolder);
+  EXPECT_TRUE(send_.sent.empty());
+
+  // 3. Unchanged folders: the same yes lets the call through.
+  tools.call("fs", "write_file", writeArgs("rw/z.txt", "z"), approvals, nullptr, send_.function(),
+             collect);
+  EXPECT_EQ(send_.sent.size(), 1u) << "remembered for the session, asked no more";
+}
+
 TEST_F(ToolCatalogTest, ASlowServerAnswerFinishesTheCallLater) {
   ToolCatalog tools = fsCatalog();
   FixedApprover approver(policy::ApprovalAnswer::kYes);
