@@ -129,7 +129,8 @@ int run(const Options& options) {
   direct.argv = {echo};
   direct.env = home.env;
   core::LaunchPlan gateway;
-  gateway.argv = {std::getenv("KAJA_BENCH_WRAP") ? std::getenv("KAJA_BENCH_WRAP") : kaja, "serve", "--names", "bare"};
+  gateway.argv = {std::getenv("KAJA_BENCH_WRAP") ? std::getenv("KAJA_BENCH_WRAP") : kaja, "serve",
+                  "--names", "bare"};
   gateway.env = home.env;
 
   // [mode][side] -> samples
