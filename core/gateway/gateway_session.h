@@ -100,4 +100,11 @@ class GatewaySession final : public server::Session,
   std::map<std::int64_t, Asked> asked_;  ///< requests kaja sent the client
 };
 
+/// Returns a progress callback that passes a server's progress on to `session`'s client as
+/// notifications/progress for `progressToken`, on the stream of request `requestId`; it
+/// sends nothing when the client gave no token.
+std::function<void(const mcp::Progress&)> progressRelay(std::weak_ptr<GatewaySession> session,
+                                                        mcp::Json requestId,
+                                                        mcp::Json progressToken);
+
 }  // namespace kaja::core::gateway

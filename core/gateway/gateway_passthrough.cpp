@@ -1,0 +1,178 @@
+// What passes through a session to the servers besides tools: resources, prompts and
+// completion, gathered from every server or routed to the one that offers them.
+#include <map>
+
+#include "core/gateway/gateway_session.h"
+#include "core/gateway/gateway_util.h"
+
+namespace kaja::core::gateway {
+
+using mcp::Json;
+
+namespace {
+
+// The pages of one list kaja reads from each server.
+constexpr int kMaxPages = 20;
+
+// Gathers one list from several servers: every page of each, in ability order.
+struct Gathering {
+  std::vector<std::string> abilities;
+  std::vector<Json> items;  ///< per ability
+  std::size_t remaining = 0;
+  std::function<void()> done;
+};
+
+void listPages(AsyncHost& host, const std::shared_ptr<Gathering>& gathering, std::size_t index,
+               const std::string& method, const std::string& key, Json cursor, int page) {
+  Json params = Json::object();
+  if (!cursor.is_null()) params["cursor"] = cursor;
+  host.request(gathering->abilities[index], method, std::move(params), std::chrono::milliseconds(0),
+               [&host, gathering, index, method, key, page](Result<Json> result) {
+                 if (result && result->is_object()) {
+                   auto list = result->find(key);
+                   if (list != result->end() && list->is_array()) {
+                     for (auto& item : *list) {
+                       if (item.is_object()) gathering->items[index].push_back(std::move(item));
+                     }
+                   }
+                   auto next = result->find("nextCursor");
+                   if (next != result->end() && next->is_string() && page + 1 < kMaxPages) {
+                     listPages(host, gathering, index, method, key, *next, page + 1);
+                     return;
+                   }
+                 }
+                 if (--gathering->remaining == 0) gathering->done();
+               });
+}
+
+}  // namespace
+
+void GatewaySession::listEverywhere(const mcp::Request& request, const std::string& capability,
+                                    const std::string& key) {
+  auto gathering = std::make_shared<Gathering>();
+  gathering->abilities = gateway_->abilitiesWith(capability);
+  gathering->items.assign(gathering->abilities.size(), Json::array());
+  gathering->remaining = gathering->abilities.size();
+  gathering->done = [weak = weak_from_this(), gathering, id = request.id, key] {
+    auto self = weak.lock();
+    if (!self) return;
+    Gateway::Impl& gateway = *self->gateway_;
+    Json all = Json::array();
+    std::map<std::string, std::string> seen;  // a URI or name to the ability that has it
+    for (std::size_t i = 0; i < gathering->abilities.size(); ++i) {
+      const std::string& ability = gathering->abilities[i];
+      for (auto& item : gathering->items[i]) {
+        if (key == "prompts") {
+          const std::string name = stringAt(item, "name");
+          const std::string shown = gateway.options.names == NameStyle::kBare
+                                        ? name
+                                        : exposedName(gateway.options.names, ability, name);
+          if (name.empty() || !seen.emplace(shown, ability).second) continue;
+          gateway.promptRoutes[shown] = {ability, name};
+          item["name"] = shown;
+        } else {
+          const std::string uri = stringAt(item, key == "resources" ? "uri" : "uriTemplate");
+          if (uri.empty()) continue;
+          // Two abilities with one URI would be ambiguous: the first in the persona keeps it.
+          if (!seen.emplace(uri, ability).second) {
+            gateway.log(ability + " offers " + mcp::clip(uri, 120) + ", which " + seen[uri] +
+                        " offers too; kaja leaves " + ability + "'s out");
+            continue;
+          }
+          if (key == "resources") gateway.resourceRoutes[uri] = ability;
+        }
+        all.push_back(std::move(item));
+      }
+    }
+    self->respond(id, Json{{key, std::move(all)}});
+  };
+  if (gathering->abilities.empty()) {
+    gathering->remaining = 1;
+    if (--gathering->remaining == 0) gathering->done();
+    return;
+  }
+  const std::string method = key == "resourceTemplates" ? "resources/templates/list"
+                             : key == "prompts"         ? "prompts/list"
+                                                        : "resources/list";
+  for (std::size_t i = 0; i < gathering->abilities.size(); ++i) {
+    listPages(*gateway_->host, gathering, i, method, key, Json(), 0);
+  }
+}
+
+void GatewaySession::forward(const mcp::Request& request) {
+  Json params = request.params.is_object() ? request.params : Json::object();
+  Gateway::Impl& gateway = *gateway_;
+  std::string ability;
+  std::string capability = request.method.starts_with("prompts") ? "prompts" : "resources";
+  std::string promptName = stringAt(params, "name");
+  std::string uri = stringAt(params, "uri");
+  if (request.method == "completion/complete") {
+    const Json ref = params.value("ref", Json::object());
+    capability = stringAt(ref, "type") == "ref/prompt" ? "prompts" : "resources";
+    promptName = stringAt(ref, "name");
+    uri = stringAt(ref, "uri");
+  }
+  if (capability == "prompts") {
+    std::string serverName;
+    if (auto it = gateway.promptRoutes.find(promptName); it != gateway.promptRoutes.end()) {
+      ability = it->second.first;
+      serverName = it->second.second;
+    } else if (gateway.options.names != NameStyle::kBare) {
+      // Before any listing, a plain "<ability>__<prompt>" still says where it goes.
+      for (const auto& candidate : gateway.abilitiesWith("prompts")) {
+        const std::string prefix = exposedName(gateway.options.names, candidate, "");
+        if (promptName.size() > prefix.size() && promptName.starts_with(prefix) &&
+            candidate.size() > ability.size()) {
+          ability = candidate;
+          serverName = promptName.substr(prefix.size());
+        }
+      }
+    }
+    if (!ability.empty()) {
+      if (request.method == "completion/complete") {
+        params["ref"]["name"] = serverName;
+      } else {
+        params["name"] = serverName;
+      }
+    }
+  } else if (auto it = gateway.resourceRoutes.find(uri); it != gateway.resourceRoutes.end()) {
+    ability = it->second;
+  }
+  // Before any listing, or for a URI made from a template, one server with the capability
+  // is the only place it can go.
+  if (ability.empty()) {
+    auto candidates = gateway.abilitiesWith(capability);
+    if (candidates.size() == 1) ability = candidates.front();
+  }
+  if (ability.empty()) {
+    return respondError(request.id, rpc::kInvalidParams,
+                        "no ability of persona \"" + gateway.config.persona + "\" offers " +
+                            mcp::clip(capability == "prompts" ? promptName : uri, 120) + "; list " +
+                            capability + " first");
+  }
+  std::function<void(const mcp::Progress&)> onProgress;
+  Json progressToken = params.value("_meta", Json::object()).value("progressToken", Json());
+  if (!progressToken.is_null())
+    onProgress = progressRelay(weak_from_this(), request.id, progressToken);
+  params.erase("_meta");
+  const std::string key = idKey(request.id);
+  if (inFlight_.contains(key)) {
+    return respondError(request.id, rpc::kInvalidRequest,
+                        "a request with this id is still running; use a new id");
+  }
+  // The client may cancel it like a call: the server is told, and no answer follows.
+  HostCall call = gateway.host->request(
+      ability, request.method, std::move(params), std::chrono::milliseconds(0),
+      [weak = weak_from_this(), id = request.id, key](Result<Json> result) {
+        auto self = weak.lock();
+        if (!self) return;
+        auto it = self->inFlight_.find(key);
+        const bool cancelled = it != self->inFlight_.end() && it->second.cancelled;
+        if (it != self->inFlight_.end()) self->inFlight_.erase(it);
+        if (!cancelled) self->respond(id, std::move(result));
+      },
+      std::move(onProgress));
+  inFlight_[key] = InFlight{ability, call, false};
+}
+
+}  // namespace kaja::core::gateway
