@@ -50,6 +50,7 @@ core::policy::PipelineOptions PersonaSession::pipelineOptions() const {
 
 core::gateway::ToolCatalog PersonaSession::catalog(core::gateway::NameStyle names) const {
   std::vector<core::policy::CallScope> scopes;
+  scopes.reserve(persona.abilities.size());
   for (const auto& active : persona.abilities) {
     scopes.push_back({persona.name, active.ability, active.entry, core::homeDir()});
   }

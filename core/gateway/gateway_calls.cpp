@@ -150,7 +150,7 @@ void GatewaySession::runCall(const Json& id, const std::string& name, Json argum
   approver_.relatedTo = id;
   gateway_->catalog->call(route->ability, route->tool, std::move(arguments), approvals_,
                           gateway_->audit ? &*gateway_->audit : nullptr, std::move(send),
-                          [weak = weak_from_this(), id = id](policy::CallOutcome outcome) {
+                          [weak = weak_from_this(), id = id](const policy::CallOutcome& outcome) {
                             if (auto self = weak.lock()) self->callFinished(id, outcome);
                           });
   approver_.relatedTo = nullptr;

@@ -23,7 +23,7 @@ struct Gathering {
 };
 
 void listPages(AsyncHost& host, const std::shared_ptr<Gathering>& gathering, std::size_t index,
-               const std::string& method, const std::string& key, Json cursor, int page) {
+               const std::string& method, const std::string& key, const Json& cursor, int page) {
   Json params = Json::object();
   if (!cursor.is_null()) params["cursor"] = cursor;
   host.request(gathering->abilities[index], method, std::move(params), std::chrono::milliseconds(0),

@@ -130,7 +130,7 @@ bool GatewaySession::clientHas(const std::string& capability) const {
 void GatewaySession::receive(mcp::Message message) {
   if (ended_) return;
   if (auto* request = std::get_if<mcp::Request>(&message)) {
-    onRequest(std::move(*request));
+    onRequest(*request);
   } else if (auto* notification = std::get_if<mcp::Notification>(&message)) {
     onNotification(*notification);
   } else {
@@ -302,7 +302,7 @@ void GatewaySession::discover(const mcp::Request& request) {
                            {"serverInfo", serverInfo()}});
 }
 
-void GatewaySession::onRequest(mcp::Request request) {
+void GatewaySession::onRequest(const mcp::Request& request) {
   adoptMeta(request.params);
   const std::string& method = request.method;
   if (method == "initialize") return initialize(request);

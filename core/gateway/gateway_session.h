@@ -65,7 +65,7 @@ class GatewaySession final : public server::Session,
     std::unique_ptr<boost::asio::steady_timer> timer;
   };
 
-  void onRequest(mcp::Request request);
+  void onRequest(const mcp::Request& request);
   void onNotification(const mcp::Notification& notification);
   void onResponse(const mcp::Response& response);
   void respond(const mcp::Json& id, Result<mcp::Json> result);

@@ -206,6 +206,7 @@ void ToolCatalog::call(const std::string& ability, const std::string& tool, mcp:
       return;
     }
     std::vector<PersonaEntry> entries;
+    entries.reserve(abilities_.size());
     for (const auto& [name, entry] : abilities_) entries.push_back(entry.scope->entry);
     auto tools = std::make_shared<policy::BackupTools>(
         std::move(entries), settings_.home, settings_.pipeline.backupsDir, approvals, audit,

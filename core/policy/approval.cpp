@@ -115,15 +115,16 @@ void ApprovalSession::decideAsync(const ApprovalPolicy& policy, const ApprovalRe
     }
     ApprovalRequest asked = request;
     asked.confirmListed = true;
-    approver_->ask(asked, [name = callName(request), done = std::move(done)](ApprovalReply reply) {
-      // "Always" is not offered for a confirm-listed tool; if it comes anyway it counts once.
-      if (reply.answer == ApprovalAnswer::kNo) {
-        done({Kind::kDeclined,
-              Refusal{std::string(rule::kConfirmList), name + " " + reply.reason + "."}});
-        return;
-      }
-      done({Kind::kApproved, std::nullopt});
-    });
+    approver_->ask(
+        asked, [name = callName(request), done = std::move(done)](const ApprovalReply& reply) {
+          // "Always" is not offered for a confirm-listed tool; if it comes anyway it counts once.
+          if (reply.answer == ApprovalAnswer::kNo) {
+            done({Kind::kDeclined,
+                  Refusal{std::string(rule::kConfirmList), name + " " + reply.reason + "."}});
+            return;
+          }
+          done({Kind::kApproved, std::nullopt});
+        });
     return;
   }
   if (remembers(request.server, request.tool)) {
@@ -131,7 +132,8 @@ void ApprovalSession::decideAsync(const ApprovalPolicy& policy, const ApprovalRe
     return;
   }
   approver_->ask(request, [this, server = request.server, tool = request.tool,
-                           name = callName(request), done = std::move(done)](ApprovalReply reply) {
+                           name = callName(request),
+                           done = std::move(done)](const ApprovalReply& reply) {
     switch (reply.answer) {
       case ApprovalAnswer::kYesForSession:
         alwaysAllowed_.emplace(server, tool);

@@ -122,6 +122,7 @@ CallPipeline::CallPipeline(PipelineOptions options, ApprovalSession& approvals, 
     : options_(std::move(options)), approvals_(approvals), audit_(audit) {}
 
 /// One call on its way through the steps.
+// NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json members fool the check.
 struct CallPipeline::Running {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   const CallScope* scope = nullptr;
@@ -212,7 +213,18 @@ void CallPipeline::callAsync(const CallScope& scope, const FilteredTools& filter
   running->write = isWrite(*offered, scope.ability, args);
   ApprovalPolicy policy{scope.ability.approval, options_.confirmList};
 
-  // 3. Folder check, before anyone is asked (K15).
+  // 3. Folder check, before anyone is asked (K15). A read is checked only for kaja's own
+  // folders (its keys among them), where a persona folder holds them.
+  if (!running->write && !options_.kajaFolders.empty() && !scope.entry.roots.empty()) {
+    auto created = FolderGuard::create(usableRoots(scope.ability, scope.entry), scope.home,
+                                       options_.kajaFolders);
+    if (created) {
+      if (auto refusal = created->checkRead(scope.ability, args)) {
+        finish(running, refused(std::move(*refusal)));
+        return;
+      }
+    }
+  }
   if (running->write) {
     auto created = FolderGuard::create(usableRoots(scope.ability, scope.entry), scope.home,
                                        options_.kajaFolders);
@@ -238,7 +250,7 @@ void CallPipeline::callAsync(const CallScope& scope, const FilteredTools& filter
   for (const auto& path : running->paths) {
     for (const auto& landing : path.landings) request.writesTo.push_back(landing.resolved);
   }
-  approvals_.decideAsync(policy, request, [this, running](ApprovalOutcome approval) {
+  approvals_.decideAsync(policy, request, [this, running](const ApprovalOutcome& approval) {
     if (!approval.allowed()) {
       finish(running, refused(approval.refusal.value_or(
                                   Refusal{std::string(rule::kApproval), "the call needs approval"}),

@@ -66,6 +66,11 @@ class FolderGuard {
   /// naming the argument, the path and the rule. With no folders there is nothing to guard
   /// and every path passes unchecked (an empty list). A relative path is refused while any
   /// folder is read-only or backed up, and passes unchecked otherwise.
+  /// For a call that only reads: returns a refusal when any reading of a path argument lands
+  /// in kaja's own folders (settings, keys, audit, backups), which a persona folder holds.
+  [[nodiscard]] std::optional<Refusal> checkRead(const Ability& ability,
+                                                 const mcp::Json& arguments) const;
+
   [[nodiscard]] std::expected<std::vector<CheckedPath>, Refusal> check(
       const Ability& ability, const mcp::Json& arguments) const;
 

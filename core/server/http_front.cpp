@@ -37,6 +37,8 @@ Result<std::unique_ptr<HttpFront>> HttpFront::create(asio::io_context& io, Sessi
 
 HttpFront::HttpFront(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
+// NOLINTNEXTLINE(bugprone-exception-escape): stop() reports errors as values; only an
+// allocation failure could throw, and then ending the process is right.
 HttpFront::~HttpFront() { impl_->stop(); }
 
 void HttpFront::start() {
@@ -105,6 +107,7 @@ void HttpFront::Impl::stop() {
   acceptor.close(ignored);
   sweepTimer.cancel();
   std::vector<std::shared_ptr<SessionState>> all;
+  all.reserve(sessions.size() + statelessSessions.size());
   for (const auto& [id, state] : sessions) all.push_back(state);
   for (const auto& [key, state] : statelessSessions) all.push_back(state);
   for (const auto& state : all) endSession(state);

@@ -66,6 +66,7 @@ class HttpFront {
                                                    SessionFactory factory,
                                                    HttpFrontOptions options = {});
   /// Closes every connection and ends every session.
+  // NOLINTNEXTLINE(bugprone-exception-escape): stop() reports errors as values.
   ~HttpFront();
   HttpFront(const HttpFront&) = delete;
   HttpFront& operator=(const HttpFront&) = delete;

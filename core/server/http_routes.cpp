@@ -53,7 +53,7 @@ std::string idKey(const mcp::Message& message) {
 bool HttpFront::Impl::admit(const std::shared_ptr<HttpConnection>& connection,
                             const http::request_parser<http::string_body>& parser) {
   const auto& request = parser.get();
-  auto refuse = [&](http::status status, std::string body, HeaderList headers = {}) {
+  auto refuse = [&](http::status status, std::string body, const HeaderList& headers = {}) {
     connection->respond(status, std::move(body), headers, true);
     return false;
   };

@@ -199,6 +199,7 @@ void HttpFront::Impl::detach(const std::weak_ptr<SessionState>& weakState,
   }
 }
 
+// NOLINTNEXTLINE(performance-unnecessary-value-param): by value, since it erases the map's copy
 void HttpFront::Impl::endSession(std::shared_ptr<SessionState> state) {
   if (state->ended) return;
   state->ended = true;

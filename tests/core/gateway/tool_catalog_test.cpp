@@ -530,6 +530,42 @@ TEST_F(ToolCatalogTest, AFolderChangedWhileApprovalWaitsIsJudgedAgain) {
   EXPECT_EQ(send_.sent.size(), 1u) << "remembered for the session, asked no more";
 }
 
+// A persona that gives a server the whole home read-only also holds kaja's own folders:
+// reading kaja's keys or audit log through any spelling of the path is refused, while the
+// rest of the home reads as before.
+TEST_F(ToolCatalogTest, KajasOwnFoldersCannotBeReadThroughAPersonaFolder) {
+  dir_.write("home/.config/kaja/secrets.toml", "api_key = \"SECRET\"\n");
+  dir_.write("home/.local/share/kaja/audit.jsonl", "{}\n");
+  dir_.write("home/notes.txt", "mine");
+  fs::create_directory_symlink(home_ + "/.config/kaja", home_ + "/keys");
+  CatalogSettings settings;
+  settings.persona = "work";
+  settings.home = home_;
+  settings.pipeline.backupsDir = backups_;
+  settings.pipeline.kajaFolders = {home_ + "/.config/kaja", home_ + "/.local/share/kaja"};
+  ToolCatalog tools(std::move(settings), {scope("fs", {{"~", true, false}})});
+  tools.setTools("fs", {readTool("read_file")});
+  FixedApprover approver(policy::ApprovalAnswer::kYes);
+  policy::ApprovalSession approvals(approver);
+  for (const std::string path :
+       {std::string("~/.config/kaja/secrets.toml"), home_ + "/.config/kaja/secrets.toml",
+        home_ + "/.config/../.config/kaja/secrets.toml", home_ + "/keys/secrets.toml",
+        home_ + "/.config/KAJA/secrets.toml", home_ + "//.local/share/kaja/audit.jsonl",
+        std::string(".config/kaja/secrets.toml")}) {
+    auto outcome = callNow(tools, "fs", "read_file", Json{{"path", path}}, approvals);
+    EXPECT_TRUE(outcome.refusal.has_value()) << path << " was read";
+  }
+  auto many = callNow(tools, "fs", "read_file",
+                      Json{{"path", Json::array({home_ + "/notes.txt", "~/keys/secrets.toml"})}},
+                      approvals);
+  EXPECT_TRUE(many.refusal.has_value()) << "one kaja file among several was read";
+  EXPECT_TRUE(send_.sent.empty());
+  auto mine = callNow(tools, "fs", "read_file", Json{{"path", home_ + "/notes.txt"}}, approvals);
+  EXPECT_FALSE(mine.refusal.has_value());
+  EXPECT_EQ(send_.sent.size(), 1u);
+  EXPECT_TRUE(approver.asked.empty()) << "a read is never asked about";
+}
+
 TEST_F(ToolCatalogTest, ASlowServerAnswerFinishesTheCallLater) {
   ToolCatalog tools = fsCatalog();
   FixedApprover approver(policy::ApprovalAnswer::kYes);
