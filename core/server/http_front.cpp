@@ -37,8 +37,9 @@ Result<std::unique_ptr<HttpFront>> HttpFront::create(asio::io_context& io, Sessi
 
 HttpFront::HttpFront(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-// NOLINTNEXTLINE(bugprone-exception-escape): stop() reports errors as values; only an
-// allocation failure could throw, and then ending the process is right.
+// stop() reports errors as values; only an allocation failure could throw, and then
+// ending the process is right.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 HttpFront::~HttpFront() { impl_->stop(); }
 
 void HttpFront::start() {
