@@ -115,11 +115,15 @@ std::string fingerprint(const core::Paths& paths) {
     if (ec) return;
     print += path.string() + ':' + std::to_string(time.time_since_epoch().count()) + ';';
   };
+  // abilities/<name>/mcp.toml and personas/<name>.toml; not the runtime's node_modules.
   for (const auto& root : {paths.userMarketplace, paths.shippedMarketplace}) {
-    std::error_code ec;
-    for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-      if (it.depth() > 2) it.disable_recursion_pending();
-      add(it->path());
+    for (const char* part : {"/abilities", "/personas"}) {
+      std::error_code ec;
+      for (fs::recursive_directory_iterator it(root + part, ec), end; !ec && it != end;
+           it.increment(ec)) {
+        if (it.depth() >= 1) it.disable_recursion_pending();
+        add(it->path());
+      }
     }
   }
   std::error_code ec;
