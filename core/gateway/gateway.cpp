@@ -182,9 +182,23 @@ void Gateway::Impl::onServerNotification(const std::string& ability,
     broadcast({{"method", method}, {"params", std::move(params)}});
     return;
   }
+  if (method == "notifications/resources/updated") {
+    // Only the clients that subscribed to the resource hear of it.
+    const Json& params = notification.params;
+    const std::string uri =
+        params.is_object() && params.contains("uri") && params["uri"].is_string()
+            ? params["uri"].get<std::string>()
+            : std::string();
+    for (const auto& weak : sessions) {
+      auto session = weak.lock();
+      if (session && session->started() && session->subscribedTo(uri)) {
+        session->sendNotification(method, params);
+      }
+    }
+    return;
+  }
   if (method == "notifications/resources/list_changed" ||
-      method == "notifications/prompts/list_changed" ||
-      method == "notifications/resources/updated") {
+      method == "notifications/prompts/list_changed") {
     broadcast({{"method", method}, {"params", notification.params}});
   }
   // Progress reaches its call through the host; tool changes come as toolsChanged.

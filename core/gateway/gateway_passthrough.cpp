@@ -163,12 +163,16 @@ void GatewaySession::forward(const mcp::Request& request) {
   // The client may cancel it like a call: the server is told, and no answer follows.
   HostCall call = gateway.host->request(
       ability, request.method, std::move(params), std::chrono::milliseconds(0),
-      [weak = weak_from_this(), id = request.id, key](Result<Json> result) {
+      [weak = weak_from_this(), id = request.id, key, method = request.method,
+       uri](Result<Json> result) {
         auto self = weak.lock();
         if (!self) return;
         auto it = self->inFlight_.find(key);
         const bool cancelled = it != self->inFlight_.end() && it->second.cancelled;
         if (it != self->inFlight_.end()) self->inFlight_.erase(it);
+        // This client alone gets the updates of what it subscribed to.
+        if (result && method == "resources/subscribe") self->subscribed_.insert(uri);
+        if (result && method == "resources/unsubscribe") self->subscribed_.erase(uri);
         if (!cancelled) self->respond(id, std::move(result));
       },
       std::move(onProgress));

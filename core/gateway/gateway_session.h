@@ -4,6 +4,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "core/gateway/gateway_impl.h"
@@ -49,6 +50,10 @@ class GatewaySession final : public server::Session,
   /// Returns true once the client has initialized (or speaks 2026-07-28).
   [[nodiscard]] bool started() const { return started_; }
   [[nodiscard]] bool stateless() const { return stateless_; }
+  /// Returns true when the client subscribed to updates of `uri`.
+  [[nodiscard]] bool subscribedTo(const std::string& uri) const {
+    return subscribed_.contains(uri);
+  }
   /// How long a person gets to answer an approval.
   [[nodiscard]] std::chrono::milliseconds approvalTimeout() const {
     return gateway_->options.approvalTimeout;
@@ -98,6 +103,7 @@ class GatewaySession final : public server::Session,
   std::map<std::string, InFlight> inFlight_;  ///< by the client's request id, as JSON text
   std::int64_t nextId_ = 1;
   std::map<std::int64_t, Asked> asked_;  ///< requests kaja sent the client
+  std::set<std::string> subscribed_;     ///< resource URIs the client subscribed to
 };
 
 /// Returns a progress callback that passes a server's progress on to `session`'s client as
