@@ -101,9 +101,18 @@ void Gateway::Impl::scheduleRetry() {
   retryTimer->async_wait([weak](const boost::system::error_code& ec) {
     auto self = weak.lock();
     if (ec || !self || self->stopped) return;
+    if (self->activating) {  // a reload is connecting: try again after it
+      self->retryPending = false;
+      self->scheduleRetry();
+      return;
+    }
+    self->activating = true;
     self->host->activate(self->config.activations, [weak](const std::vector<ConnectReport>&) {
       auto impl = weak.lock();
-      if (!impl || impl->stopped) return;
+      if (!impl) return;
+      impl->activating = false;
+      impl->runQueued();
+      if (impl->stopped) return;
       impl->retryPending = false;
       impl->rebuildCatalog();
       impl->broadcast({{"method", "notifications/tools/list_changed"}});
@@ -219,29 +228,56 @@ void Gateway::start(GatewayConfig config, std::function<void(Result<void>)> done
 }
 
 void Gateway::reload(GatewayConfig config, std::function<void(Result<void>)> done) {
-  auto activations = config.activations;
-  for (const auto& why : config.skipped) impl_->log(why);
-  impl_->config = std::move(config);
-  impl_->failures.clear();
+  impl_->reload(std::move(config), std::move(done));
+}
+
+void Gateway::Impl::runQueued() {
+  if (auto next = std::exchange(queued, nullptr)) next();
+}
+
+void Gateway::Impl::reload(GatewayConfig next, std::function<void(Result<void>)> done) {
+  if (stopped) {
+    done({});
+    return;
+  }
+  // One activation at a time: two at once could each start the same server. The newest
+  // configuration waits for the running one and replaces any other that waited.
+  if (activating) {
+    if (auto replaced = std::exchange(queuedDone, nullptr)) replaced({});
+    queuedDone = std::move(done);
+    queued = [weak = weak_from_this(), next = std::move(next)]() mutable {
+      auto self = weak.lock();
+      if (!self) return;
+      self->reload(std::move(next), std::exchange(self->queuedDone, nullptr));
+    };
+    return;
+  }
+  activating = true;
+  auto activations = next.activations;
+  for (const auto& why : next.skipped) log(why);
+  config = std::move(next);
+  failures.clear();
   // Routes found by an earlier listing may name abilities that are gone.
-  impl_->promptRoutes.clear();
-  impl_->resourceRoutes.clear();
-  impl_->rebuildCatalog();
-  std::weak_ptr<Impl> weak = impl_;
-  impl_->host->activate(std::move(activations),
-                        [weak, done = std::move(done)](const std::vector<ConnectReport>&) {
-                          auto impl = weak.lock();
-                          if (!impl) return;
-                          impl->rebuildCatalog();
-                          if (auto names = impl->catalog->checkNames(); !names) {
-                            done(std::unexpected(names.error()));
-                            return;
-                          }
-                          impl->broadcast({{"method", "notifications/tools/list_changed"}});
-                          impl->retries = 0;
-                          impl->scheduleRetry();
-                          done({});
-                        });
+  promptRoutes.clear();
+  resourceRoutes.clear();
+  rebuildCatalog();
+  std::weak_ptr<Impl> weak = weak_from_this();
+  host->activate(std::move(activations),
+                 [weak, done = std::move(done)](const std::vector<ConnectReport>&) {
+                   auto impl = weak.lock();
+                   if (!impl) return;
+                   impl->activating = false;
+                   impl->rebuildCatalog();
+                   if (auto names = impl->catalog->checkNames(); !names) {
+                     done(std::unexpected(names.error()));
+                   } else {
+                     impl->broadcast({{"method", "notifications/tools/list_changed"}});
+                     impl->retries = 0;
+                     impl->scheduleRetry();
+                     done({});
+                   }
+                   impl->runQueued();
+                 });
 }
 
 server::SessionFactory Gateway::sessions() {

@@ -38,6 +38,10 @@ struct Gateway::Impl : std::enable_shared_from_this<Gateway::Impl> {
   void onServerNotification(const std::string& ability, const mcp::Notification& notification);
   /// Starts again, after a growing pause, the abilities that failed or stopped.
   void scheduleRetry();
+  /// Moves to `next` (see Gateway::reload), after any activation that is running.
+  void reload(GatewayConfig next, std::function<void(Result<void>)> done);
+  /// Runs the reload that waited for the last activation, if any.
+  void runQueued();
   /// Returns the abilities whose servers announced `capability` (resources, prompts, …).
   [[nodiscard]] std::vector<std::string> abilitiesWith(const std::string& capability) const;
 
@@ -58,7 +62,10 @@ struct Gateway::Impl : std::enable_shared_from_this<Gateway::Impl> {
   bool stopped = false;
   std::unique_ptr<boost::asio::steady_timer> retryTimer;
   bool retryPending = false;
-  int retries = 0;  ///< retries in a row that left a failure; the pause doubles with each
+  int retries = 0;          ///< retries in a row that left a failure; the pause doubles with each
+  bool activating = false;  ///< the host is connecting (a reload or a retry)
+  std::function<void()> queued;  ///< the reload waiting for that
+  std::function<void(Result<void>)> queuedDone;
 };
 
 /// Makes the session for one client of `gateway`.
