@@ -9,6 +9,12 @@ namespace kaja::core::gateway {
 
 using mcp::Json;
 
+bool GatewaySession::refusedAsRunning(const Json& id, const std::string& key) {
+  if (!inFlight_.contains(key)) return false;
+  respondError(id, rpc::kInvalidRequest, "a request with this id is still running; use a new id");
+  return true;
+}
+
 void GatewaySession::listTools(const mcp::Request& request) {
   Json tools = Json::array();
   if (gateway_->options.proxy) {
@@ -119,10 +125,7 @@ void GatewaySession::runCall(const Json& id, const std::string& name, Json argum
   auto route = gateway_->catalog->route(name);
   if (!route) return respond(id, textResult(route.error().message, true));
   const std::string key = idKey(id);
-  if (inFlight_.contains(key)) {
-    return respondError(id, rpc::kInvalidRequest,
-                        "a request with this id is still running; use a new id");
-  }
+  if (refusedAsRunning(id, key)) return;
   inFlight_[key].ability = route->ability;
   gateway_->running.emplace(route->ability, RunningCall{weak_from_this(), id});
   auto send = [weak = weak_from_this(), ability = route->ability, id, key, progressToken](

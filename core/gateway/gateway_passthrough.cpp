@@ -156,10 +156,7 @@ void GatewaySession::forward(const mcp::Request& request) {
     onProgress = progressRelay(weak_from_this(), request.id, progressToken);
   params.erase("_meta");
   const std::string key = idKey(request.id);
-  if (inFlight_.contains(key)) {
-    return respondError(request.id, rpc::kInvalidRequest,
-                        "a request with this id is still running; use a new id");
-  }
+  if (refusedAsRunning(request.id, key)) return;
   // The client may cancel it like a call: the server is told, and no answer follows.
   HostCall call = gateway.host->request(
       ability, request.method, std::move(params), std::chrono::milliseconds(0),

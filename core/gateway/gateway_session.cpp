@@ -20,12 +20,6 @@ const char* const kMetaVersion = "io.modelcontextprotocol/protocolVersion";
 const char* const kMetaCapabilities = "io.modelcontextprotocol/clientCapabilities";
 const char* const kMetaServerInfo = "io.modelcontextprotocol/serverInfo";
 
-bool supported(const std::string& version) {
-  return std::any_of(std::begin(server::kServerProtocolVersions),
-                     std::end(server::kServerProtocolVersions),
-                     [&](const char* known) { return version == known; });
-}
-
 // The question a person sees: the ability, the tool, the exact arguments and where it writes.
 std::string question(const policy::ApprovalRequest& request) {
   std::string arguments = request.arguments.dump(2, ' ', false, Json::error_handler_t::replace);
@@ -274,7 +268,7 @@ void GatewaySession::adoptMeta(const Json& params) {
 
 void GatewaySession::initialize(const mcp::Request& request) {
   const std::string asked = stringAt(request.params, "protocolVersion");
-  version_ = supported(asked) && asked != mcp::kStatelessProtocolVersion
+  version_ = server::supportedVersion(asked) && asked != mcp::kStatelessProtocolVersion
                  ? asked
                  : std::string(mcp::kLatestProtocolVersion);
   auto caps =

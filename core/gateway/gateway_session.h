@@ -74,6 +74,8 @@ class GatewaySession final : public server::Session,
   void onNotification(const mcp::Notification& notification);
   void onResponse(const mcp::Response& response);
   void respond(const mcp::Json& id, Result<mcp::Json> result);
+  /// Answers an error and returns true when request `id` (as `key`) is still running.
+  bool refusedAsRunning(const mcp::Json& id, const std::string& key);
   void respondError(const mcp::Json& id, std::int64_t code, const std::string& message,
                     mcp::Json data = nullptr);
   void adoptMeta(const mcp::Json& params);

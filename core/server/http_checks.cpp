@@ -150,11 +150,6 @@ Result<std::string> newSessionId() {
   return id;
 }
 
-bool supportedVersion(std::string_view version) {
-  return std::any_of(std::begin(kServerProtocolVersions), std::end(kServerProtocolVersions),
-                     [&](const char* known) { return version == known; });
-}
-
 std::string metaProtocolVersion(const mcp::Json& message) {
   const auto params = message.find("params");
   if (params == message.end() || !params->is_object()) return {};

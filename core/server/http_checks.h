@@ -26,9 +26,6 @@ bool bearerMatches(std::string_view authorization, const std::string& token);
 /// Returns a fresh session id: 32 random bytes (OpenSSL RAND_bytes) as 64 hex digits.
 Result<std::string> newSessionId();
 
-/// Returns whether kaja's server side speaks protocol `version`.
-bool supportedVersion(std::string_view version);
-
 /// Returns the 2026-07-28 protocol version a message claims in params._meta, or "".
 std::string metaProtocolVersion(const mcp::Json& message);
 

@@ -55,10 +55,7 @@ void HttpConnection::onHeader(const boost::system::error_code& ec) {
     return;
   }
   if (ec == http::error::body_limit) {
-    respond(http::status::payload_too_large,
-            errorBody("The request body is larger than kaja's limit of " +
-                      wire::formatBytes(options_.maxMessageBytes) + "; send smaller messages."),
-            {}, true);
+    refuseTooLarge();
     return;
   }
   if (ec) {
@@ -82,14 +79,18 @@ void HttpConnection::onHeader(const boost::system::error_code& ec) {
                                                std::size_t) { self->onBody(error); });
 }
 
+void HttpConnection::refuseTooLarge() {
+  respond(http::status::payload_too_large,
+          errorBody("The request body is larger than kaja's limit of " +
+                    wire::formatBytes(options_.maxMessageBytes) + "; send smaller messages."),
+          {}, true);
+}
+
 void HttpConnection::onBody(const boost::system::error_code& ec) {
   if (!open_) return;
   stream_.expires_never();
   if (ec == http::error::body_limit) {
-    respond(http::status::payload_too_large,
-            errorBody("The request body is larger than kaja's limit of " +
-                      wire::formatBytes(options_.maxMessageBytes) + "; send smaller messages."),
-            {}, true);
+    refuseTooLarge();
     return;
   }
   if (ec) {

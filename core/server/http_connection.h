@@ -76,6 +76,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void readRequest();
   void onHeader(const boost::system::error_code& ec);
   void onBody(const boost::system::error_code& ec);
+  /// Answers 413: the body passed maxMessageBytes (announced, or while it was read).
+  void refuseTooLarge();
   void flush();
   void afterResponse();
   void watchPeer();

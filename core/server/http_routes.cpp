@@ -85,7 +85,7 @@ bool HttpFront::Impl::admit(const std::shared_ptr<HttpConnection>& connection,
                   {{"Allow", "GET, POST, DELETE"}});
   }
   const std::string version = header(request, "MCP-Protocol-Version");
-  if (!version.empty() && !http_checks::supportedVersion(version)) {
+  if (!version.empty() && !supportedVersion(version)) {
     return refuse(http::status::bad_request,
                   errorBody(kUnsupportedVersion,
                             "kaja does not speak MCP protocol version " + mcp::clip(version, 40) +
@@ -267,7 +267,7 @@ void HttpFront::Impl::handleStateless(const std::shared_ptr<HttpConnection>& con
                                       mcp::Message message) {
   const Json json = mcp::toJson(message);
   const std::string meta = http_checks::metaProtocolVersion(json);
-  if (!meta.empty() && !http_checks::supportedVersion(meta)) {
+  if (!meta.empty() && !supportedVersion(meta)) {
     connection->respond(http::status::bad_request,
                         errorBody(kUnsupportedVersion,
                                   "kaja does not speak MCP protocol version " +

@@ -3,6 +3,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/mcp/json_rpc.h"
 
@@ -41,5 +42,13 @@ using SessionFactory = std::function<std::shared_ptr<Session>(std::shared_ptr<Ou
 /// The protocol versions kaja's server side answers, newest first.
 inline constexpr const char* kServerProtocolVersions[] = {"2026-07-28", "2025-11-25", "2025-06-18",
                                                           "2025-03-26", "2024-11-05"};
+
+/// Returns whether kaja's server side speaks protocol `version`.
+inline bool supportedVersion(std::string_view version) {
+  for (const char* known : kServerProtocolVersions) {
+    if (version == known) return true;
+  }
+  return false;
+}
 
 }  // namespace kaja::core::server
