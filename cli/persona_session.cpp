@@ -40,22 +40,30 @@ const personas::ActiveAbility* PersonaSession::active(const std::string& ability
   return persona.find(ability);
 }
 
-core::policy::PipelineOptions PersonaSession::pipelineOptions() const {
+core::policy::PipelineOptions pipelineOptionsFor(const core::Paths& paths) {
   core::policy::PipelineOptions options;
-  options.backupsDir = context.paths.backupsDir;
-  options.kajaFolders = {context.paths.configDir, context.paths.dataDir};
-  options.spillDir = context.paths.dataDir + "/outputs";
+  options.backupsDir = paths.backupsDir;
+  options.kajaFolders = {paths.configDir, paths.dataDir};
+  options.spillDir = paths.dataDir + "/outputs";
   return options;
 }
 
-core::gateway::ToolCatalog PersonaSession::catalog(core::gateway::NameStyle names) const {
+std::vector<core::policy::CallScope> callScopes(const personas::ResolvedPersona& persona) {
   std::vector<core::policy::CallScope> scopes;
   scopes.reserve(persona.abilities.size());
   for (const auto& active : persona.abilities) {
     scopes.push_back({persona.name, active.ability, active.entry, core::homeDir()});
   }
+  return scopes;
+}
+
+core::policy::PipelineOptions PersonaSession::pipelineOptions() const {
+  return pipelineOptionsFor(context.paths);
+}
+
+core::gateway::ToolCatalog PersonaSession::catalog(core::gateway::NameStyle names) const {
   core::gateway::ToolCatalog tools({persona.name, core::homeDir(), pipelineOptions(), names},
-                                   std::move(scopes));
+                                   callScopes(persona));
   for (const auto& connected : reports) {
     if (!connected.error) tools.setTools(connected.ability, connected.tools);
   }

@@ -12,6 +12,12 @@
 
 namespace kaja::cli {
 
+/// Returns the settings every call runs under, from where kaja keeps its files.
+core::policy::PipelineOptions pipelineOptionsFor(const core::Paths& paths);
+
+/// Returns one call scope per ability `persona` gives, with the user's home.
+std::vector<core::policy::CallScope> callScopes(const personas::ResolvedPersona& persona);
+
 /// A persona made active for one command: its abilities connected on a host.
 struct PersonaSession {
   Context context;

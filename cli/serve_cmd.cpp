@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "cli/context.h"
 #include "cli/output.h"
+#include "cli/persona_session.h"
 #include "core/gateway/gateway.h"
 #include "core/server/http_front.h"
 #include "core/server/stdio_front.h"
@@ -96,9 +97,7 @@ core::Result<core::gateway::GatewayConfig> loadConfig(const ServeSettings& setti
   personas::ActivationPlan plan = personas::planActivations(*persona, runners, context.secrets);
   core::gateway::GatewayConfig config;
   config.persona = persona->name;
-  for (const auto& active : persona->abilities) {
-    config.scopes.push_back({persona->name, active.ability, active.entry, core::homeDir()});
-  }
+  config.scopes = callScopes(*persona);
   config.activations = std::move(plan.activations);
   config.skipped = std::move(plan.skipped);
   for (const auto& warning : persona->warnings) config.skipped.push_back(warning);
@@ -142,9 +141,7 @@ class Server {
     options.names = settings_.names;
     options.proxy = settings_.proxy;
     options.home = core::homeDir();
-    options.pipeline.backupsDir = context_.paths.backupsDir;
-    options.pipeline.kajaFolders = {context_.paths.configDir, context_.paths.dataDir};
-    options.pipeline.spillDir = context_.paths.dataDir + "/outputs";
+    options.pipeline = pipelineOptionsFor(context_.paths);
     options.auditDir = context_.paths.dataDir;
     options.log = [](const std::string& text) { printWarning(text); };
     gateway_ = std::make_unique<core::gateway::Gateway>(io_, std::move(options));
