@@ -1,6 +1,6 @@
 # The layer check. Each folder of kaja's sources is one library that declares the folder
 # libraries it may include (kaja_folder_library in CMakeLists.txt). This check reads every
-# `#include "core/…"`, `"personas/…"`, `"marketplace/…"` and `"cli/…"` in each folder's .h
+# `#include "core/…"`, `"personas/…"`, `"marketplace/…"`, `"sandbox/…"` and `"cli/…"` in each folder's .h
 # and .cpp files and stops with one sentence per finding when a file includes a folder its
 # library does not declare, or when the declarations form a cycle. CMake itself would link
 # a cycle of static libraries without a word, so nothing else notices either.
@@ -40,7 +40,7 @@ function(kaja_check_includes root name out_var)
   set(allowed "${kaja_layer_deps_${name}}")
   file(GLOB files LIST_DIRECTORIES false RELATIVE "${root}"
        "${root}/${folder}/*.h" "${root}/${folder}/*.cpp")
-  set(include_regex "^[ \t]*#[ \t]*include[ \t]*\"((core|personas|marketplace|cli)/[^\"]*)\"")
+  set(include_regex "^[ \t]*#[ \t]*include[ \t]*\"((core|personas|marketplace|sandbox|cli)/[^\"]*)\"")
   foreach(file IN LISTS files)
     file(STRINGS "${root}/${file}" lines REGEX "${include_regex}")
     foreach(line IN LISTS lines)

@@ -37,5 +37,6 @@ int runPersona(std::span<const std::string> args);
 int runConfig(std::span<const std::string> args);
 int runKey(std::span<const std::string> args);
 int runServe(std::span<const std::string> args);
+int runSandbox(std::span<const std::string> args);
 
 }  // namespace kaja::cli

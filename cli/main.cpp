@@ -121,6 +121,16 @@ constexpr Command kCommands[] = {
      "kaja key list       shows which abilities take a key and whether one is stored\n"
      "Keys never appear in argv, logs, errors or --json output.\n",
      runKey},
+    {"sandbox", "sandbox serve|token|status …", "host stdio servers for cloud users",
+     "kaja sandbox serve --listen HOST:PORT --key-file F [--shared] [--idle S]\n"
+     "    offers each (user, ability) as a Streamable HTTP MCP endpoint at\n"
+     "    /users/USER/abilities/ABILITY/mcp, each server confined and kept warm\n"
+     "kaja sandbox token USER [--ttl S] --key-file F\n"
+     "    prints a bearer token for USER, signed with the worker's key\n"
+     "kaja sandbox status [--json]\n"
+     "    lists the worker's live servers\n"
+     "Run `kaja sandbox serve --help` for every option.\n",
+     runSandbox},
 };
 
 void printUsage(std::FILE* out) {
@@ -246,6 +256,7 @@ int main(int argc, char** argv) {
     if (command.name != args[first]) continue;
     std::vector<std::string> rest(args.begin() + static_cast<long>(first) + 1, args.end());
     for (const auto& arg : rest) {
+      if (arg == "--") break;  // what follows is another program's command line
       if (arg == "--verbose" || arg == "-v") options().verbose = true;
       if (arg == "--help" || arg == "-h") {
         std::printf("Usage: kaja %.*s\n\n%.*s", static_cast<int>(command.synopsis.size()),
@@ -257,9 +268,9 @@ int main(int argc, char** argv) {
     return finish(command.run(rest));
   }
   std::string message = "unknown command \"" + args[first] + "\"";
-  std::string near = kaja::core::nearestWord(
-      args[first],
-      {"doctor", "abilities", "tools", "call", "serve", "personas", "persona", "config", "key"});
+  std::string near =
+      kaja::core::nearestWord(args[first], {"doctor", "abilities", "tools", "call", "serve",
+                                            "personas", "persona", "config", "key", "sandbox"});
   if (!near.empty()) message += "; did you mean \"" + near + "\"?";
   printError(message + " (kaja --help lists the commands)");
   return kExitUsage;
