@@ -3,8 +3,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -16,11 +19,40 @@ class io_context;
 
 namespace kaja::core::server {
 
+/// What a router sees of one request, before its body is read.
+struct RouteRequest {
+  std::string_view method;  ///< "POST", "GET", "DELETE", …
+  std::string_view path;    ///< the target without its query
+  /// Returns a header's value, "" when absent.
+  std::function<std::string(std::string_view name)> header;
+};
+
+/// A router's answer for one request: serve MCP at `endpoint` with `sessions`, or answer
+/// with `status` and serve nothing.
+struct RouteDecision {
+  unsigned status = 0;  ///< non-zero: the answer (with `body`, a JSON text, and `headers`)
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  /// Which endpoint the request is for. A session belongs to the endpoint that made it, and
+  /// a request for another endpoint that names it gets 404.
+  std::string endpoint;
+  SessionFactory sessions;  ///< makes the session of a new client of `endpoint`
+};
+
+/// Decides where each request of an HTTP front goes. It is called once when a request's
+/// headers arrive and again before the request is handled, so it must have no side effects
+/// for the requests it serves (an answer it gives is given once).
+using Router = std::function<RouteDecision(const RouteRequest& request)>;
+
 /// Where an HTTP front listens and what it accepts.
 struct HttpFrontOptions {
   std::string host = "127.0.0.1";  ///< an IP address to bind
   std::uint16_t port = 0;          ///< 0 picks a free port (see HttpFront::port())
   std::string path = "/mcp";       ///< the MCP endpoint
+  /// When set, decides every request in place of `path` and `bearerToken`, and the front's
+  /// own session factory is not used: many endpoints on one listener (the sandbox worker's
+  /// /users/<user>/abilities/<ability>/mcp).
+  Router router;
   /// When set, every request must carry `Authorization: Bearer <token>` (else 401).
   std::string bearerToken;
   /// Origins allowed besides loopback ones: a host ("app.example") or a whole origin

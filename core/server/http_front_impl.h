@@ -47,7 +47,8 @@ struct ReplyStream {
 
 /// One client session: a 2025 session (with an Mcp-Session-Id), or one 2026-07-28 request.
 struct SessionState {
-  std::string id;  ///< the Mcp-Session-Id, or "" when stateless
+  std::string id;        ///< the Mcp-Session-Id, or "" when stateless
+  std::string endpoint;  ///< the router's endpoint that made it ("" without a router)
   std::uint64_t key = 0;
   bool stateless = false;
   bool ended = false;
@@ -79,20 +80,24 @@ struct HttpFront::Impl final : HttpHandler, std::enable_shared_from_this<HttpFro
   void handle(const std::shared_ptr<HttpConnection>& connection,
               http::request<http::string_body>& request) override;
   void closed(std::uint64_t connectionId) override { connections.erase(connectionId); }
+  RouteDecision route(const http::request_header<>& request) const;
+  std::shared_ptr<SessionState> findSession(const std::string& id,
+                                            const RouteDecision& route) const;
   void handlePost(const std::shared_ptr<HttpConnection>& connection,
-                  http::request<http::string_body>& request);
+                  http::request<http::string_body>& request, const RouteDecision& route);
   void handleStateless(const std::shared_ptr<HttpConnection>& connection,
-                       const http::request<http::string_body>& request, mcp::Message message);
+                       const http::request<http::string_body>& request, mcp::Message message,
+                       const RouteDecision& route);
   void handleGet(const std::shared_ptr<HttpConnection>& connection,
-                 const http::request<http::string_body>& request);
+                 const http::request<http::string_body>& request, const RouteDecision& route);
   void handleDelete(const std::shared_ptr<HttpConnection>& connection,
-                    const http::request<http::string_body>& request);
+                    const http::request<http::string_body>& request, const RouteDecision& route);
   void openReply(const std::shared_ptr<HttpConnection>& connection,
                  const std::shared_ptr<SessionState>& state, std::vector<mcp::Message> messages,
                  bool sse, bool batch, const HeaderList& headers, const std::string& version);
 
   // Sessions and streams (http_streams.cpp).
-  std::shared_ptr<SessionState> newSession(bool stateless);
+  std::shared_ptr<SessionState> newSession(bool stateless, const RouteDecision& route);
   void deliver(const std::shared_ptr<SessionState>& state, mcp::Json message,
                const mcp::Json& relatedTo);
   void pushEvent(ReplyStream& stream, const mcp::Json& message);

@@ -57,8 +57,14 @@ bool HttpFront::Impl::admit(const std::shared_ptr<HttpConnection>& connection,
     connection->respond(status, std::move(body), headers, true);
     return false;
   };
-  if (!options.bearerToken.empty() &&
-      !http_checks::bearerMatches(header(request, "Authorization"), options.bearerToken)) {
+  if (options.router) {
+    RouteDecision decision = route(request);
+    if (decision.status != 0) {
+      return refuse(static_cast<http::status>(decision.status), std::move(decision.body),
+                    decision.headers);
+    }
+  } else if (!options.bearerToken.empty() &&
+             !http_checks::bearerMatches(header(request, "Authorization"), options.bearerToken)) {
     return refuse(http::status::unauthorized,
                   errorBody(-32000,
                             "This kaja server needs an Authorization: Bearer token; "
@@ -73,7 +79,7 @@ bool HttpFront::Impl::admit(const std::shared_ptr<HttpConnection>& connection,
                                         "was told to allow may call it."));
   }
   const std::string_view target(request.target().data(), request.target().size());
-  if (target.substr(0, target.find('?')) != options.path) {
+  if (!options.router && target.substr(0, target.find('?')) != options.path) {
     return refuse(http::status::not_found,
                   errorBody(-32000, "There is nothing at " + mcp::clip(target, 100) +
                                         "; kaja's MCP endpoint is " + options.path + "."));
@@ -121,23 +127,51 @@ bool HttpFront::Impl::admit(const std::shared_ptr<HttpConnection>& connection,
   return true;
 }
 
+RouteDecision HttpFront::Impl::route(const http::request_header<>& request) const {
+  const std::string_view target(request.target().data(), request.target().size());
+  if (!options.router) {
+    RouteDecision decision;
+    decision.sessions = factory;
+    return decision;
+  }
+  const std::string_view method(request.method_string().data(), request.method_string().size());
+  RouteRequest view{method, target.substr(0, target.find('?')),
+                    [&request](std::string_view name) { return header(request, name); }};
+  return options.router(view);
+}
+
+std::shared_ptr<SessionState> HttpFront::Impl::findSession(const std::string& id,
+                                                           const RouteDecision& route) const {
+  const auto found = sessions.find(id);
+  if (found == sessions.end() || found->second->endpoint != route.endpoint) return nullptr;
+  return found->second;
+}
+
 void HttpFront::Impl::handle(const std::shared_ptr<HttpConnection>& connection,
                              http::request<http::string_body>& request) {
   if (stopped) {
     connection->close();
     return;
   }
+  // Asked again: a token may have expired while the body was read.
+  RouteDecision decision = route(request);
+  if (decision.status != 0) {
+    connection->respond(static_cast<http::status>(decision.status), std::move(decision.body),
+                        decision.headers, true);
+    return;
+  }
   if (request.method() == http::verb::post) {
-    handlePost(connection, request);
+    handlePost(connection, request, decision);
   } else if (request.method() == http::verb::get) {
-    handleGet(connection, request);
+    handleGet(connection, request, decision);
   } else {
-    handleDelete(connection, request);
+    handleDelete(connection, request, decision);
   }
 }
 
 void HttpFront::Impl::handlePost(const std::shared_ptr<HttpConnection>& connection,
-                                 http::request<http::string_body>& request) {
+                                 http::request<http::string_body>& request,
+                                 const RouteDecision& route) {
   const std::string& body = request.body();
   auto parsed = mcp::parseMessages(body);
   if (!parsed) {
@@ -154,7 +188,7 @@ void HttpFront::Impl::handlePost(const std::shared_ptr<HttpConnection>& connecti
                         std::get<mcp::Request>(messages.front()).method == "server/discover";
   if (!batch && (version == kStateless || http_checks::metaProtocolVersion(first) == kStateless ||
                  discover)) {
-    handleStateless(connection, request, std::move(messages.front()));
+    handleStateless(connection, request, std::move(messages.front()), route);
     return;
   }
   if (batch && !version.empty() && version != "2025-03-26") {
@@ -190,21 +224,20 @@ void HttpFront::Impl::handlePost(const std::shared_ptr<HttpConnection>& connecti
                           errorBody(-32603, id.error().message));
       return;
     }
-    state = newSession(false);
+    state = newSession(false, route);
     state->id = *id;
     state->initializeKey = idKey(messages.front());
     sessions.emplace(state->id, state);
     headers.emplace_back("Mcp-Session-Id", state->id);
   } else {
-    const auto found = sessions.find(sessionId);
-    if (found == sessions.end()) {
+    state = findSession(sessionId, route);
+    if (!state) {
       connection->respond(
           http::status::not_found,
           errorBody(-32001, "kaja has no session " + mcp::clip(sessionId, 80) +
                                 "; it ended or never existed, so initialize again."));
       return;
     }
-    state = found->second;
   }
   state->lastActive = std::chrono::steady_clock::now();
   std::string streamVersion = version.empty() ? state->protocolVersion : version;
@@ -264,7 +297,7 @@ void HttpFront::Impl::openReply(const std::shared_ptr<HttpConnection>& connectio
 
 void HttpFront::Impl::handleStateless(const std::shared_ptr<HttpConnection>& connection,
                                       const http::request<http::string_body>& request,
-                                      mcp::Message message) {
+                                      mcp::Message message, const RouteDecision& route) {
   const Json json = mcp::toJson(message);
   const std::string meta = http_checks::metaProtocolVersion(json);
   if (!meta.empty() && !supportedVersion(meta)) {
@@ -288,7 +321,7 @@ void HttpFront::Impl::handleStateless(const std::shared_ptr<HttpConnection>& con
                                   "A 2026-07-28 client does not send responses over HTTP."));
     return;
   }
-  auto state = newSession(true);
+  auto state = newSession(true, route);
   statelessSessions.emplace(state->key, state);
   std::vector<mcp::Message> messages;
   messages.push_back(std::move(message));
@@ -297,7 +330,8 @@ void HttpFront::Impl::handleStateless(const std::shared_ptr<HttpConnection>& con
 }
 
 void HttpFront::Impl::handleGet(const std::shared_ptr<HttpConnection>& connection,
-                                const http::request<http::string_body>& request) {
+                                const http::request<http::string_body>& request,
+                                const RouteDecision& route) {
   const std::string sessionId = header(request, "Mcp-Session-Id");
   if (header(request, "MCP-Protocol-Version") == kStateless || sessionId.empty()) {
     connection->respond(http::status::method_not_allowed,
@@ -307,14 +341,13 @@ void HttpFront::Impl::handleGet(const std::shared_ptr<HttpConnection>& connectio
                         {{"Allow", "GET, POST, DELETE"}});
     return;
   }
-  const auto found = sessions.find(sessionId);
-  if (found == sessions.end()) {
+  const auto state = findSession(sessionId, route);
+  if (!state) {
     connection->respond(http::status::not_found,
                         errorBody(-32001, "kaja has no session " + mcp::clip(sessionId, 80) +
                                               "; it ended or never existed, so initialize again."));
     return;
   }
-  const auto state = found->second;
   state->lastActive = std::chrono::steady_clock::now();
   auto stream = state->standalone;
   std::uint64_t after = stream->delivered;
@@ -351,7 +384,8 @@ void HttpFront::Impl::handleGet(const std::shared_ptr<HttpConnection>& connectio
 }
 
 void HttpFront::Impl::handleDelete(const std::shared_ptr<HttpConnection>& connection,
-                                   const http::request<http::string_body>& request) {
+                                   const http::request<http::string_body>& request,
+                                   const RouteDecision& route) {
   const std::string sessionId = header(request, "Mcp-Session-Id");
   if (sessionId.empty()) {
     connection->respond(http::status::bad_request,
@@ -360,14 +394,14 @@ void HttpFront::Impl::handleDelete(const std::shared_ptr<HttpConnection>& connec
                                   "end."));
     return;
   }
-  const auto found = sessions.find(sessionId);
-  if (found == sessions.end()) {
+  const auto state = findSession(sessionId, route);
+  if (!state) {
     connection->respond(http::status::not_found,
                         errorBody(-32001, "kaja has no session " + mcp::clip(sessionId, 80) +
                                               "; it ended or never existed."));
     return;
   }
-  endSession(found->second);
+  endSession(state);
   connection->respond(http::status::no_content, "");
 }
 

@@ -40,8 +40,10 @@ bool isResponse(const Json& message) {
 
 }  // namespace
 
-std::shared_ptr<SessionState> HttpFront::Impl::newSession(bool stateless) {
+std::shared_ptr<SessionState> HttpFront::Impl::newSession(bool stateless,
+                                                          const RouteDecision& route) {
   auto state = std::make_shared<SessionState>();
+  state->endpoint = route.endpoint;
   state->stateless = stateless;
   state->key = nextSessionKey++;
   if (!stateless) {
@@ -50,7 +52,7 @@ std::shared_ptr<SessionState> HttpFront::Impl::newSession(bool stateless) {
     state->standalone->standalone = true;
     state->streams.emplace(state->standalone->number, state->standalone);
   }
-  state->session = factory(std::make_shared<HttpOutbox>(weak_from_this(), state));
+  state->session = route.sessions(std::make_shared<HttpOutbox>(weak_from_this(), state));
   return state;
 }
 
