@@ -229,6 +229,12 @@ int main(int argc, char** argv) {
   if (argc > 2 && std::strcmp(argv[1], kaja::core::kGuardianFlag) == 0) {
     kaja::core::runGuardian(argc, argv);
   }
+  // The two steps of a confined server's command line exec or relay at once: no guardian,
+  // subreaper or signal thread of their own.
+  if (argc > 2 && std::strcmp(argv[1], "sandbox") == 0 &&
+      (std::strcmp(argv[2], "enter") == 0 || std::strcmp(argv[2], "bridge") == 0)) {
+    return runSandbox(std::vector<std::string>(argv + 2, argv + argc));
+  }
   guardExit();
   std::vector<std::string> args(argv + 1, argv + argc);
   // Global flags may come before the command.

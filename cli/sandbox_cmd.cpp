@@ -1,19 +1,172 @@
 // `kaja sandbox`: the sandbox worker (serve), its tokens (token), its live servers (status),
 // and the two steps of a confined server's command line (enter, bridge).
+#include <signal.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <charconv>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/args.h"
 #include "cli/command.h"
+#include "cli/context.h"
 #include "cli/output.h"
 #include "sandbox/egress_bridge.h"
 #include "sandbox/enter.h"
 #include "sandbox/token.h"
+#include "sandbox/worker.h"
 
 namespace kaja::cli {
 namespace {
 
 constexpr std::int64_t kDefaultTtl = 3600;
+constexpr std::int64_t kDefaultIdle = 600;
+
+// Parses a positive whole number of seconds given to `flag`.
+core::Result<std::int64_t> seconds(const std::string& flag, const std::string& text) {
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value <= 0) {
+    return core::fail(core::ErrorCode::kUsage,
+                      flag + " takes a positive number of seconds, not \"" + oneLine(text) + "\"");
+  }
+  return value;
+}
+
+// Splits HOST:PORT ([::1]:PORT for IPv6).
+core::Result<std::pair<std::string, std::uint16_t>> listenAddress(const std::string& text) {
+  const auto colon = text.rfind(':');
+  std::uint32_t port = 0;
+  if (colon == std::string::npos || colon == 0) {
+    return core::fail(
+        core::ErrorCode::kUsage,
+        "--listen takes HOST:PORT, like 127.0.0.1:8080, not \"" + oneLine(text) + "\"");
+  }
+  const auto [end, ec] = std::from_chars(text.data() + colon + 1, text.data() + text.size(), port);
+  if (ec != std::errc() || end != text.data() + text.size() || port > 65535) {
+    return core::fail(core::ErrorCode::kUsage,
+                      "the port in --listen " + oneLine(text) + " is not 0 to 65535");
+  }
+  std::string host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host == "localhost") host = "127.0.0.1";
+  return std::make_pair(host, static_cast<std::uint16_t>(port));
+}
+
+std::string defaultStateDir() {
+  auto loaded = Context::load();
+  return loaded ? loaded->paths.dataDir + "/sandbox" : std::string();
+}
+
+int runServeWorker(std::span<const std::string> args) {
+  auto parsed = parseArgs(args, {"--shared"}, {"--listen", "--key-file", "--idle", "--state"});
+  if (!parsed) return reportError(parsed.error());
+  if (!parsed->positional.empty()) {
+    printError("sandbox serve takes no arguments (kaja sandbox --help)");
+    return kExitUsage;
+  }
+  const auto listen = parsed->value("--listen");
+  const auto keyFile = parsed->value("--key-file");
+  if (!listen || !keyFile) {
+    printError("sandbox serve needs --listen HOST:PORT and --key-file F");
+    return kExitUsage;
+  }
+  auto address = listenAddress(*listen);
+  if (!address) return reportError(address.error());
+  auto key = sandbox::readKeyFile(*keyFile);
+  if (!key) return reportError(key.error());
+  std::int64_t idle = kDefaultIdle;
+  if (const auto text = parsed->value("--idle")) {
+    auto given = seconds("--idle", *text);
+    if (!given) return reportError(given.error());
+    idle = *given;
+  }
+  auto context = Context::load();
+  if (!context) return reportError(context.error());
+  sandbox::WorkerOptions options;
+  options.host = address->first;
+  options.port = address->second;
+  options.key = std::move(*key);
+  options.keyFile = std::filesystem::absolute(*keyFile).string();
+  options.shared = parsed->has("--shared");
+  options.idle = std::chrono::seconds(idle);
+  options.stateDir = parsed->value("--state").value_or(context->paths.dataDir + "/sandbox");
+  for (const auto& record : context->catalog.abilities()) {
+    if (const auto* ability = context->catalog.findAbility(record.name)) {
+      options.abilities.push_back(*ability);
+    }
+  }
+  options.runners = core::RunnerContext::fromProcess(context->toolDirs());
+  options.log = [](const std::string& text) { printWarning(text); };
+  boost::asio::io_context io;
+  auto worker = sandbox::Worker::create(io, std::move(options));
+  if (!worker) return reportError(worker.error());
+  for (const auto& line : (*worker)->refused()) printWarning("not served: " + line);
+  for (const auto& line : (*worker)->offered()) {
+    std::fprintf(stderr, "kaja: serving %s\n", line.c_str());
+  }
+  (*worker)->start();
+  std::fprintf(stderr,
+               "kaja: sandbox worker listening on http://%s:%u/users/USER/abilities/ABILITY/mcp\n",
+               address->first.find(':') != std::string::npos ? ("[" + address->first + "]").c_str()
+                                                             : address->first.c_str(),
+               static_cast<unsigned>((*worker)->port()));
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int) {
+    if (ec) return;
+    (*worker)->stop([&io] { io.stop(); });
+  });
+  io.run();
+  return kExitOk;
+}
+
+int runStatus(std::span<const std::string> args) {
+  auto parsed = parseArgs(args, {"--json"}, {"--state"});
+  if (!parsed) return reportError(parsed.error());
+  const std::string state = parsed->value("--state").value_or(defaultStateDir());
+  std::ifstream in(sandbox::statusFile(state));
+  nlohmann::json status = nlohmann::json::parse(in, nullptr, false);
+  const bool alive = status.is_object() && status.value("pid", 0) > 0 &&
+                     ::kill(status.value("pid", 0), 0) == 0 &&
+                     sandbox::unixNow() - status.value("updated", std::int64_t{0}) < 10;
+  if (!alive) {
+    printError("no sandbox worker is running with the state folder " + state +
+               " (start one with `kaja sandbox serve`, or give its --state DIR)");
+    return kExitFailed;
+  }
+  if (parsed->has("--json")) {
+    std::printf("%s\n", status["servers"].dump(2).c_str());
+    return kExitOk;
+  }
+  std::printf("worker pid %d on %s%s, idle limit %llds\n", status.value("pid", 0),
+              status.value("listen", "").c_str(), status.value("shared", false) ? " (shared)" : "",
+              static_cast<long long>(status.value("idleSeconds", std::int64_t{0})));
+  if (status["servers"].empty()) {
+    std::printf("no servers are running\n");
+    return kExitOk;
+  }
+  std::printf("%-20s %-24s %8s %10s %8s %8s\n", "USER", "ABILITY", "PID", "RSS", "IDLE", "CALLS");
+  for (const auto& server : status["servers"]) {
+    std::string ability = server.value("ability", "");
+    if (server.contains("turn")) ability += "@" + server.value("turn", "");
+    const std::string pid = server.contains("pid") ? std::to_string(server.value("pid", 0)) : "-";
+    const std::string rss =
+        server.contains("rssKb")
+            ? std::to_string(server.value("rssKb", std::uint64_t{0}) / 1024) + " MB"
+            : "-";
+    std::printf("%-20s %-24s %8s %10s %7llds %8llu\n", oneLine(server.value("user", "")).c_str(),
+                oneLine(ability).c_str(), pid.c_str(), rss.c_str(),
+                static_cast<long long>(server.value("idleSeconds", std::int64_t{0})),
+                static_cast<unsigned long long>(server.value("calls", std::uint64_t{0})));
+  }
+  return kExitOk;
+}
 
 int runToken(std::span<const std::string> args) {
   auto parsed = parseArgs(args, {}, {"--ttl", "--key-file"});
@@ -64,6 +217,8 @@ int runSandbox(std::span<const std::string> args) {
   }
   const std::string& sub = args.front();
   const auto rest = args.subspan(1);
+  if (sub == "serve") return runServeWorker(rest);
+  if (sub == "status") return runStatus(rest);
   if (sub == "token") return runToken(rest);
   if (sub == "enter") return sandbox::runEnter(rest);
   if (sub == "bridge") return sandbox::runBridge(rest);

@@ -280,6 +280,10 @@ void Gateway::Impl::reload(GatewayConfig next, std::function<void(Result<void>)>
                  });
 }
 
+std::optional<pid_t> Gateway::serverPid(const std::string& ability) const {
+  return impl_->host->serverPid(ability);
+}
+
 server::SessionFactory Gateway::sessions() {
   return [impl = impl_](std::shared_ptr<server::Outbox> outbox) {
     return makeSession(impl, std::move(outbox));

@@ -1,7 +1,10 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +62,8 @@ class Gateway {
   /// Moves to a new configuration without a restart: servers whose launch did not change
   /// are kept, new roots are sent, and every session is told the tools changed.
   void reload(GatewayConfig config, std::function<void(Result<void>)> done);
+  /// Returns the pid of `ability`'s stdio server while it is connected.
+  [[nodiscard]] std::optional<pid_t> serverPid(const std::string& ability) const;
   /// Returns the factory a front uses to make a session per client.
   server::SessionFactory sessions();
   /// Ends every session and server; `done` runs when they are gone.

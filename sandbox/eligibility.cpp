@@ -1,0 +1,26 @@
+// Which abilities the sandbox worker may run for cloud users (K19, K23).
+#include "sandbox/eligibility.h"
+
+namespace kaja::sandbox {
+
+std::optional<std::string> cloudRefusal(const core::Ability& ability, bool shared) {
+  const std::string name = "ability " + ability.name;
+  if (ability.isRemote()) {
+    return name + " is a remote server, which kaja reaches directly, not through a sandbox";
+  }
+  if (!ability.tools) {
+    return name + " has no `tools` list, and only abilities that list their tools run in the cloud";
+  }
+  if (ability.roots) return name + " works on the user's own folders (roots), so it stays local";
+  if (ability.localOnly) return name + " is marked localOnly, so it stays local";
+  if (ability.needsKey()) {
+    return name + " needs a key, and a stdio server with a key stays on the user's machine";
+  }
+  if (shared && ability.trustedSandbox) {
+    return name +
+           " is trustedSandbox, which runs only in the user's own sandbox, never a shared one";
+  }
+  return std::nullopt;
+}
+
+}  // namespace kaja::sandbox

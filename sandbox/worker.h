@@ -1,0 +1,89 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/manifest/ability.h"
+#include "core/runner/runner_resolver.h"
+#include "sandbox/pool.h"
+#include "sandbox/token.h"
+
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
+
+namespace kaja::sandbox {
+
+/// The folders of one server, on the worker's side.
+struct ServerDirs {
+  std::string home;  ///< its HOME: kept across restarts (a user's login stays), per user
+  std::string tmp;   ///< its /tmp: emptied each time it stops
+};
+
+/// How `kaja sandbox serve` runs.
+struct WorkerOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;  ///< 0 picks a free one
+  WorkerKey key;
+  std::string keyFile;  ///< hidden from every server
+  bool shared = false;
+  std::chrono::milliseconds idle{std::chrono::minutes(10)};
+  std::string stateDir;                  ///< homes, status.json; hidden from every server
+  std::vector<core::Ability> abilities;  ///< the marketplace; those the cloud may run are served
+  /// Where runners are found; this process's PATH when unset.
+  std::optional<core::RunnerContext> runners;
+  /// Turns a server's launch plan into its confined one (the sandbox's mechanisms). Without
+  /// it servers run unconfined, which only tests of the pool and the API do.
+  std::function<core::Result<core::LaunchPlan>(const core::LaunchPlan& plan, const ServerKey& key,
+                                               const ServerDirs& dirs)>
+      confine;
+  /// Called after a server stopped, to remove what the mechanisms made for it.
+  std::function<void(const ServerKey& key)> released;
+  std::chrono::milliseconds connectTimeout{std::chrono::seconds(30)};
+  std::chrono::milliseconds callTimeout{std::chrono::minutes(10)};
+  std::function<void(const std::string&)> log;
+};
+
+/// The sandbox worker: the HTTP API, the pool of per-user servers and the status file, on
+/// an io_context its owner runs.
+class Worker {
+ public:
+  /// Checks the options, resolves the abilities and binds the listener; starts nothing.
+  static core::Result<std::unique_ptr<Worker>> create(boost::asio::io_context& io,
+                                                      WorkerOptions options);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  /// Starts accepting requests and writing `<stateDir>/status.json` each second.
+  void start();
+  /// Stops accepting, stops every server; `done` runs once they are gone.
+  void stop(std::function<void()> done);
+  /// Returns the bound port.
+  [[nodiscard]] std::uint16_t port() const;
+  /// Returns the abilities served, with what each runs, and those refused, with why.
+  [[nodiscard]] const std::vector<std::string>& offered() const;
+  [[nodiscard]] const std::vector<std::string>& refused() const;
+  /// Returns the live servers.
+  [[nodiscard]] std::vector<ServerStatus> status() const;
+
+  struct Impl;
+
+ private:
+  explicit Worker(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Returns the path of the status file a worker with `stateDir` writes.
+std::string statusFile(const std::string& stateDir);
+
+/// Returns the resident memory of `pid` and every process below it, in KiB (0 when gone).
+std::uint64_t treeRssKb(pid_t pid);
+
+}  // namespace kaja::sandbox
