@@ -1,0 +1,319 @@
+// The sandbox worker over real HTTP on 127.0.0.1, with real server-everything processes
+// (unconfined here: the confinement has tests of its own).
+#include "sandbox/worker.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <thread>
+
+#include "tests/core/server/http_client.h"
+#include "tests/support/temp_dir.h"
+
+namespace kaja::sandbox {
+namespace {
+
+using core::mcp::Json;
+using kaja::testing::HttpReply;
+using kaja::testing::RawHttp;
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+const std::string kEverything = std::string(KAJA_SOURCE_DIR) +
+                                "/tests/npm/node_modules/@modelcontextprotocol/"
+                                "server-everything/dist/index.js";
+
+core::Ability everything(const std::string& name) {
+  core::Ability ability;
+  ability.name = name;
+  ability.command = "node";
+  ability.args = {kEverything, "stdio"};
+  ability.tools = std::vector<std::string>{"echo", "get-env", "trigger-long-running-operation"};
+  return ability;
+}
+
+class WorkerHarness {
+ public:
+  explicit WorkerHarness(std::chrono::milliseconds idle = std::chrono::minutes(10),
+                         bool shared = false) {
+    WorkerOptions options;
+    options.key.bytes = std::string(32, 'k');
+    options.shared = shared;
+    options.idle = idle;
+    options.stateDir = dir.path() + "/state";
+    options.abilities.push_back(everything("everything"));
+    core::Ability noList = everything("nolist");
+    noList.tools.reset();
+    options.abilities.push_back(noList);
+    core::Ability keyed = everything("keyed");
+    keyed.auth = core::AuthSpec{core::KeyPlacement::kEnv, "API_KEY", "", false};
+    options.abilities.push_back(keyed);
+    core::Ability local = everything("local");
+    local.localOnly = true;
+    options.abilities.push_back(local);
+    core::Ability trusted = everything("trusted");
+    trusted.trustedSandbox = true;
+    options.abilities.push_back(trusted);
+    key = options.key;
+    auto made = Worker::create(io_, std::move(options));
+    if (!made) throw std::runtime_error(made.error().message);
+    worker_ = std::move(*made);
+    worker_->start();
+    port = worker_->port();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~WorkerHarness() {
+    boost::asio::post(io_, [this] { worker_->stop([this] { io_.stop(); }); });
+    thread_.join();
+  }
+  WorkerHarness(const WorkerHarness&) = delete;
+  WorkerHarness& operator=(const WorkerHarness&) = delete;
+
+  [[nodiscard]] std::string token(const std::string& user, std::int64_t ttl = 600) const {
+    return *makeToken(key, user, unixNow() + ttl);
+  }
+
+  [[nodiscard]] HttpReply send(const std::string& method, const std::string& path,
+                               const std::string& body, Headers headers) const {
+    RawHttp connection(port);
+    headers.emplace_back("Connection", "close");
+    connection.write(kaja::testing::httpRequest(method, body, headers, path));
+    return connection.readAll(60);
+  }
+
+  [[nodiscard]] static Headers mcpHeaders(const std::string& token, const Headers& more = {}) {
+    Headers headers{{"Accept", "application/json, text/event-stream"},
+                    {"Content-Type", "application/json"},
+                    {"Authorization", "Bearer " + token}};
+    headers.insert(headers.end(), more.begin(), more.end());
+    return headers;
+  }
+
+  /// Initializes a 2025-11-25 session at `path` and returns its id.
+  [[nodiscard]] std::string initialize(const std::string& path, const std::string& token,
+                                       const Headers& more = {}) const {
+    const auto reply = send("POST", path,
+                            R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":)"
+                            R"({"protocolVersion":"2025-11-25","capabilities":{},)"
+                            R"("clientInfo":{"name":"t","version":"1"}}})",
+                            mcpHeaders(token, more));
+    const std::string id = reply.header("mcp-session-id");
+    (void)send("POST", path, R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+               mcpHeaders(token, with(more, {{"Mcp-Session-Id", id}})));
+    return id;
+  }
+
+  /// Calls `tool` in session `session` and returns the response's result (or error).
+  [[nodiscard]] Json call(const std::string& path, const std::string& token,
+                          const std::string& session, const std::string& tool,
+                          const Json& arguments, const Headers& more = {}) const {
+    const Json request{{"jsonrpc", "2.0"},
+                       {"id", 7},
+                       {"method", "tools/call"},
+                       {"params", {{"name", tool}, {"arguments", arguments}}}};
+    const auto reply =
+        send("POST", path, request.dump(),
+             mcpHeaders(token, with(more, {{"Mcp-Session-Id", session},
+                                           {"MCP-Protocol-Version", "2025-11-25"}})));
+    for (const auto& event : reply.events) {
+      if (event.contains("id")) return event;
+    }
+    return Json{{"status", reply.status}, {"body", reply.body}};
+  }
+
+  [[nodiscard]] std::vector<ServerStatus> status() {
+    std::promise<std::vector<ServerStatus>> result;
+    boost::asio::post(io_, [&] { result.set_value(worker_->status()); });
+    return result.get_future().get();
+  }
+
+  static Headers with(Headers headers, const Headers& more) {
+    headers.insert(headers.end(), more.begin(), more.end());
+    return headers;
+  }
+
+  kaja::testing::TempDir dir;
+  WorkerKey key;
+  int port = 0;
+
+ private:
+  boost::asio::io_context io_;
+  std::unique_ptr<Worker> worker_;
+  std::thread thread_;
+};
+
+// Waits up to 10 s for `done`; returns whether it came true.
+template <class Done>
+bool eventually(Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+// Whether `pid` is gone: not running and not left as a zombie.
+bool gone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  return !stat.good();
+}
+
+std::string path(const std::string& user, const std::string& ability = "everything") {
+  return "/users/" + user + "/abilities/" + ability + "/mcp";
+}
+
+std::string text(const Json& response) {
+  const auto& content = response["result"]["content"];
+  return content.is_array() && !content.empty() ? content[0].value("text", "") : response.dump();
+}
+
+TEST(SandboxWorkerTest, BadTokensNamesAndAbilitiesAreRefusedAndStartNothing) {
+  WorkerHarness h;
+  const std::string init = R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{}})";
+  const std::string alice = h.token("alice");
+  // No token, a token under another key, an expired one, one for another user.
+  Headers noToken = WorkerHarness::mcpHeaders("x");
+  noToken.pop_back();
+  EXPECT_EQ(h.send("POST", path("alice"), init, noToken).status, 401);
+  WorkerKey other{std::string(32, 'o')};
+  const std::string forged = *makeToken(other, "alice", unixNow() + 600);
+  const auto forgedReply = h.send("POST", path("alice"), init, WorkerHarness::mcpHeaders(forged));
+  EXPECT_EQ(forgedReply.status, 401);
+  EXPECT_NE(forgedReply.header("www-authenticate").find("invalid_token"), std::string::npos);
+  const std::string expired = *makeToken(h.key, "alice", unixNow() - 1);
+  EXPECT_EQ(h.send("POST", path("alice"), init, WorkerHarness::mcpHeaders(expired)).status, 401);
+  std::string tampered = alice;
+  tampered[4] = tampered[4] == '9' ? '8' : '9';  // a later expiry, same signature
+  EXPECT_EQ(h.send("POST", path("alice"), init, WorkerHarness::mcpHeaders(tampered)).status, 401);
+  EXPECT_EQ(h.send("POST", path("bob"), init, WorkerHarness::mcpHeaders(alice)).status, 403);
+  // Names outside [a-z0-9._-]{1,64}, and path tricks.
+  for (const std::string& bad : std::vector<std::string>{
+           "/users/Alice/abilities/everything/mcp", "/users/al%2fice/abilities/everything/mcp",
+           "/users/../abilities/everything/mcp", "/users/alice/abilities/every thing/mcp",
+           "/users/" + std::string(65, 'a') + "/abilities/everything/mcp"}) {
+    EXPECT_EQ(h.send("POST", bad, init, WorkerHarness::mcpHeaders(alice)).status, 400) << bad;
+  }
+  EXPECT_EQ(h.send("POST", "/users/alice/abilities/everything/mcp/../mcp", init,
+                   WorkerHarness::mcpHeaders(alice))
+                .status,
+            404);
+  // Abilities the cloud may not run, and one that does not exist.
+  for (const std::string refused : {"nolist", "keyed", "local", "missing"}) {
+    const auto reply =
+        h.send("POST", path("alice", refused), init, WorkerHarness::mcpHeaders(alice));
+    EXPECT_EQ(reply.status, 404) << refused;
+    EXPECT_NE(reply.body.find("does not run " + refused), std::string::npos) << reply.body;
+  }
+  EXPECT_TRUE(h.status().empty());
+  EXPECT_EQ(h.send("GET", "/healthz", "", {}).status, 200);
+}
+
+TEST(SandboxWorkerTest, EachUserGetsAServerOfTheirOwnWithAHomeOfTheirOwn) {
+  WorkerHarness h;
+  const std::string alice = h.token("alice");
+  const std::string bob = h.token("bob");
+  const std::string aliceSession = h.initialize(path("alice"), alice);
+  const std::string bobSession = h.initialize(path("bob"), bob);
+  ASSERT_FALSE(aliceSession.empty());
+  ASSERT_FALSE(bobSession.empty());
+  EXPECT_EQ(text(h.call(path("alice"), alice, aliceSession, "echo", {{"message", "a"}})),
+            "Echo: a");
+  const Json aliceEnv = h.call(path("alice"), alice, aliceSession, "get-env", Json::object());
+  const Json bobEnv = h.call(path("bob"), bob, bobSession, "get-env", Json::object());
+  EXPECT_NE(text(aliceEnv).find("/users/alice/everything/home"), std::string::npos)
+      << text(aliceEnv);
+  EXPECT_NE(text(bobEnv).find("/users/bob/everything/home"), std::string::npos) << text(bobEnv);
+  // Alice's session is not Bob's, even with Bob's path and his own token.
+  const Json crossed = h.call(path("bob"), bob, aliceSession, "echo", {{"message", "x"}});
+  EXPECT_EQ(crossed.value("status", 0), 404) << crossed.dump();
+  const auto servers = h.status();
+  ASSERT_EQ(servers.size(), 2U);
+  ASSERT_TRUE(servers[0].pid && servers[1].pid);
+  EXPECT_NE(*servers[0].pid, *servers[1].pid);
+  EXPECT_EQ(servers[0].key.user, "alice");
+  EXPECT_EQ(servers[0].calls, 2U);
+}
+
+TEST(SandboxWorkerTest, AnIdleServerIsStoppedAndTheSessionStartsItAgain) {
+  WorkerHarness h(std::chrono::milliseconds(1500));
+  const std::string alice = h.token("alice");
+  const std::string session = h.initialize(path("alice"), alice);
+  EXPECT_EQ(text(h.call(path("alice"), alice, session, "echo", {{"message", "1"}})), "Echo: 1");
+  auto servers = h.status();
+  ASSERT_EQ(servers.size(), 1U);
+  ASSERT_TRUE(servers[0].pid);
+  const pid_t first = *servers[0].pid;
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  EXPECT_EQ(h.status().size(), 1U) << "stopped before its idle deadline";
+  // Generous: reaping is within 200 ms of the deadline (see the sandbox benchmark).
+  EXPECT_TRUE(eventually([&] { return h.status().empty(); }));
+  EXPECT_TRUE(eventually([&] { return gone(first); }))
+      << "the reaped server's process is still there";
+  // The same session goes on: kaja starts the server again and initializes it.
+  EXPECT_EQ(text(h.call(path("alice"), alice, session, "echo", {{"message", "2"}})), "Echo: 2");
+  servers = h.status();
+  ASSERT_EQ(servers.size(), 1U);
+  ASSERT_TRUE(servers[0].pid);
+  EXPECT_NE(*servers[0].pid, first);
+}
+
+TEST(SandboxWorkerTest, ACallThatOutlivesTheIdleDeadlineIsNeverCut) {
+  WorkerHarness h(std::chrono::milliseconds(800));
+  const std::string alice = h.token("alice");
+  const std::string session = h.initialize(path("alice"), alice);
+  // Three seconds in flight, well past the 0.8 s idle deadline.
+  const Json done = h.call(path("alice"), alice, session, "trigger-long-running-operation",
+                           {{"duration", 3}, {"steps", 3}});
+  EXPECT_NE(text(done).find("completed"), std::string::npos) << done.dump();
+  // The clock starts again when the call ends.
+  auto servers = h.status();
+  ASSERT_EQ(servers.size(), 1U);
+  EXPECT_LT(servers[0].idleSeconds, 0.8);
+  EXPECT_EQ(servers[0].calls, 1U);
+}
+
+TEST(SandboxWorkerTest, ASharedWorkerNeedsATurnAndEndsItsServersWithIt) {
+  WorkerHarness h(std::chrono::minutes(10), true);
+  const std::string alice = h.token("alice");
+  const std::string init = R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{}})";
+  EXPECT_EQ(h.send("POST", path("alice"), init, WorkerHarness::mcpHeaders(alice)).status, 400);
+  // trustedSandbox runs only in the user's own sandbox.
+  EXPECT_EQ(h.send("POST", path("alice", "trusted"), init,
+                   WorkerHarness::mcpHeaders(alice, {{"Kaja-Turn", "t1"}}))
+                .status,
+            404);
+  const Headers t1{{"Kaja-Turn", "t1"}};
+  const Headers t2{{"Kaja-Turn", "t2"}};
+  const std::string s1 = h.initialize(path("alice"), alice, t1);
+  const std::string s2 = h.initialize(path("alice"), alice, t2);
+  EXPECT_EQ(text(h.call(path("alice"), alice, s1, "echo", {{"message", "1"}}, t1)), "Echo: 1");
+  EXPECT_EQ(text(h.call(path("alice"), alice, s2, "echo", {{"message", "2"}}, t2)), "Echo: 2");
+  ASSERT_EQ(h.status().size(), 2U);
+  const std::string turnHome = h.dir.path() + "/state/turns/alice/t1/everything/home";
+  EXPECT_TRUE(std::filesystem::exists(turnHome));
+  // Ending turn 1 by its DELETE stops its server and removes its folders.
+  const auto deleted =
+      h.send("DELETE", path("alice"), "",
+             WorkerHarness::mcpHeaders(alice, {{"Kaja-Turn", "t1"}, {"Mcp-Session-Id", s1}}));
+  EXPECT_EQ(deleted.status, 204);
+  ASSERT_TRUE(eventually([&] { return h.status().size() == 1; }));
+  EXPECT_EQ(h.status()[0].key.turn, "t2");
+  EXPECT_TRUE(eventually([&] { return !std::filesystem::exists(turnHome); }));
+  // Another user cannot end Alice's turn; Alice can.
+  const auto notYours = h.send("POST", "/users/alice/turns/t2/end", "",
+                               {{"Authorization", "Bearer " + h.token("bob")}});
+  EXPECT_EQ(notYours.status, 403);
+  const auto ended =
+      h.send("POST", "/users/alice/turns/t2/end", "", {{"Authorization", "Bearer " + alice}});
+  EXPECT_EQ(ended.status, 200);
+  EXPECT_EQ(Json::parse(ended.body)["stopped"], 1);
+  EXPECT_TRUE(eventually([&] { return h.status().empty(); }));
+}
+
+}  // namespace
+}  // namespace kaja::sandbox
