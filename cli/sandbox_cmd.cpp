@@ -65,7 +65,9 @@ std::string defaultStateDir() {
 }
 
 int runServeWorker(std::span<const std::string> args) {
-  auto parsed = parseArgs(args, {"--shared"}, {"--listen", "--key-file", "--idle", "--state"});
+  auto parsed =
+      parseArgs(args, {"--shared"},
+                {"--listen", "--key-file", "--idle", "--state", "--max-servers", "--max-per-user"});
   if (!parsed) return reportError(parsed.error());
   if (!parsed->positional.empty()) {
     printError("sandbox serve takes no arguments (kaja sandbox --help)");
@@ -90,6 +92,18 @@ int runServeWorker(std::span<const std::string> args) {
   auto context = Context::load();
   if (!context) return reportError(context.error());
   sandbox::WorkerOptions options;
+  for (const auto& [flag, field] : {std::pair{"--max-servers", &options.maxServers},
+                                    std::pair{"--max-per-user", &options.maxPerUser}}) {
+    if (const auto text = parsed->value(flag)) {
+      auto given = seconds(flag, *text);
+      if (!given) {
+        printError(std::string(flag) + " takes a positive whole number, not \"" + oneLine(*text) +
+                   "\"");
+        return kExitUsage;
+      }
+      *field = static_cast<std::size_t>(*given);
+    }
+  }
   options.host = address->first;
   options.port = address->second;
   options.key = std::move(*key);

@@ -113,6 +113,21 @@ core::server::RouteDecision route(const ApiSettings& settings,
                     "header of 1 to 64 characters of a-z, 0-9, '.', '_' and '-'.");
     }
   }
+  if (!settings.pool->contains(key)) {
+    if (settings.pool->countFor(key.user) >= settings.maxPerUser) {
+      auto busy =
+          answer(429, "User " + key.user + " already has " + std::to_string(settings.maxPerUser) +
+                          " servers running here; end a turn or wait for one to go idle.");
+      busy.headers = {{"Retry-After", "30"}};
+      return busy;
+    }
+    if (settings.pool->size() >= settings.maxServers) {
+      auto full = answer(503, "This sandbox runs as many servers as it may (" +
+                                  std::to_string(settings.maxServers) + "); try again later.");
+      full.headers = {{"Retry-After", "30"}};
+      return full;
+    }
+  }
   core::server::RouteDecision decision;
   decision.endpoint = key.text();
   decision.sessions = settings.pool->sessions(key);

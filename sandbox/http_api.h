@@ -17,7 +17,9 @@ struct ApiSettings {
   /// Returns why the worker does not run `ability` (unknown, or not for the cloud), or
   /// nullopt when it does.
   std::function<std::optional<std::string>(const std::string& ability)> refusal;
-  ServerPool* pool = nullptr;  ///< the servers; outlives the router
+  ServerPool* pool = nullptr;    ///< the servers; outlives the router
+  std::size_t maxServers = 512;  ///< live servers in all; a request for another gets 503
+  std::size_t maxPerUser = 32;   ///< live servers of one user; another gets 429
   /// The current time in seconds since the epoch (a seam for token expiry tests).
   std::function<std::int64_t()> now = unixNow;
 };
@@ -33,7 +35,9 @@ inline constexpr const char* kTurnHeader = "Kaja-Turn";
 /// - `GET /healthz`: {"ok": true}, with no token, for load balancers.
 /// A user id, ability name or turn outside [a-z0-9._-]{1,64} gets 400; a missing, wrong or
 /// expired token 401 (WWW-Authenticate: Bearer), a token for another user 403, an ability
-/// the worker does not run 404, and any other path 404. None of them starts anything.
+/// the worker does not run 404, and any other path 404. A request that would start a server
+/// past maxPerUser gets 429 and past maxServers 503, both with Retry-After. None of them
+/// starts anything.
 core::server::Router makeRouter(ApiSettings settings);
 
 }  // namespace kaja::sandbox

@@ -363,6 +363,17 @@ std::vector<ServerStatus> ServerPool::status() const {
 
 std::size_t ServerPool::size() const { return impl_->entries.size(); }
 
+std::size_t ServerPool::countFor(const std::string& user) const {
+  std::size_t count = 0;
+  for (auto it = impl_->entries.lower_bound(ServerKey{user, {}, {}});
+       it != impl_->entries.end() && it->first.user == user; ++it) {
+    ++count;
+  }
+  return count;
+}
+
+bool ServerPool::contains(const ServerKey& key) const { return impl_->entries.contains(key); }
+
 void ServerPool::stop(std::function<void()> done) {
   impl_->stopped = true;
   impl_->timer.cancel();

@@ -80,8 +80,12 @@ class ServerPool {
   std::size_t endTurn(const std::string& user, const std::string& turn);
   /// Returns every live server, in key order.
   [[nodiscard]] std::vector<ServerStatus> status() const;
-  /// Returns how many servers are live (starting, ready or stopping).
+  /// Returns how many servers are live (starting or ready).
   [[nodiscard]] std::size_t size() const;
+  /// Returns how many of them are `user`'s.
+  [[nodiscard]] std::size_t countFor(const std::string& user) const;
+  /// Returns whether `key`'s server is live.
+  [[nodiscard]] bool contains(const ServerKey& key) const;
   /// Stops every server; `done` runs once all are gone.
   void stop(std::function<void()> done);
 

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <filesystem>
@@ -206,6 +207,8 @@ core::Result<std::unique_ptr<Worker>> Worker::create(asio::io_context& io, Worke
   api.key = impl->options.key;
   api.shared = impl->options.shared;
   api.pool = impl->pool.get();
+  api.maxServers = impl->options.maxServers;
+  api.maxPerUser = impl->options.maxPerUser;
   api.refusal = [raw = impl.get()](const std::string& ability) -> std::optional<std::string> {
     if (raw->served.contains(ability)) return std::nullopt;
     if (const auto found = raw->refusals.find(ability); found != raw->refusals.end()) {
@@ -215,7 +218,7 @@ core::Result<std::unique_ptr<Worker>> Worker::create(asio::io_context& io, Worke
   };
   front.router = makeRouter(std::move(api));
   // Every server process has its own session; a worker holds many users.
-  front.maxSessions = 4096;
+  front.maxSessions = std::max<std::size_t>(4096, impl->options.maxServers * 4);
   front.maxConnections = 2048;
   auto made = core::server::HttpFront::create(io, {}, std::move(front));
   if (!made) return std::unexpected(made.error());

@@ -34,6 +34,8 @@ struct WorkerOptions {
   std::string keyFile;  ///< hidden from every server
   bool shared = false;
   std::chrono::milliseconds idle{std::chrono::minutes(10)};
+  std::size_t maxServers = 512;          ///< live servers in all
+  std::size_t maxPerUser = 32;           ///< live servers of one user
   std::string stateDir;                  ///< homes, status.json; hidden from every server
   std::vector<core::Ability> abilities;  ///< the marketplace; those the cloud may run are served
   /// Where runners are found; this process's PATH when unset.
