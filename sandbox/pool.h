@@ -70,6 +70,7 @@ struct PoolOptions {
 class ServerPool {
  public:
   ServerPool(boost::asio::io_context& io, PoolOptions options);
+  // NOLINTNEXTLINE(bugprone-exception-escape): the timer's cancel reports errors as values.
   ~ServerPool();
   ServerPool(const ServerPool&) = delete;
   ServerPool& operator=(const ServerPool&) = delete;

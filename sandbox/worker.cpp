@@ -237,7 +237,7 @@ void Worker::start() {
     if (impl_->stopping) return;
     impl_->writeStatus();
     impl_->statusTimer.expires_after(kStatusEvery);
-    impl_->statusTimer.async_wait([this, tick](const boost::system::error_code& ec) {
+    impl_->statusTimer.async_wait([tick](const boost::system::error_code& ec) {
       if (!ec) (*tick)();
     });
   };

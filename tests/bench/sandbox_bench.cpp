@@ -38,6 +38,7 @@
 #include "core/process/process_tree.h"
 #include "sandbox/token.h"
 #include "sandbox/worker.h"
+#include "tests/bench/client_bench_workers.h"
 
 namespace {
 
@@ -362,21 +363,39 @@ class Bench {
     Connection connection(worker.port);
     const std::string session = initialize(connection, worker, "u0");
     std::vector<double> directP50;
+    std::vector<double> clientP50;
     std::vector<double> workerP50;
+    kaja::bench::WorkerSpec spec;
+    spec.server.argv = {std::string(KAJA_BIN_DIR) + "/echo_server"};
+    spec.serverName = "echo";
+    spec.calls = options_.calls;
+    spec.message = "kaja";
+    auto kajaClient = [&] {
+      auto stats = kaja::bench::runKajaWorker(spec);
+      if (!stats) {
+        std::fprintf(stderr, "kaja's client failed: %s\n", stats.error().message.c_str());
+        std::exit(1);
+      }
+      clientP50.push_back(stats->p50Us);
+    };
     for (int round = 0; round < options_.rounds; ++round) {
       if (round % 2 == 0) {
         directP50.push_back(quantile(direct(options_.calls), 0.5));
+        kajaClient();
         workerP50.push_back(quantile(through(connection, session, options_.calls), 0.5));
       } else {
         workerP50.push_back(quantile(through(connection, session, options_.calls), 0.5));
+        kajaClient();
         directP50.push_back(quantile(direct(options_.calls), 0.5));
       }
     }
     const double d = quantile(directP50, 0.5);
+    const double c = quantile(clientP50, 0.5);
     const double w = quantile(workerP50, 0.5);
     std::printf(
-        "call p50: direct %.1f us, through the worker %.1f us: %.2fx (%d calls x %d rounds)\n", d,
-        w, w / d, options_.calls, options_.rounds);
+        "call p50 (%d calls x %d rounds): raw pipe %.1f us, kaja's stdio client %.1f us, "
+        "through the worker (HTTP) %.1f us: %.2fx the raw pipe, %.2fx kaja's client\n",
+        options_.calls, options_.rounds, d, c, w, w / d, w / c);
 
     const long oneServer = statusField(worker.pid, "VmRSS:");
     std::vector<std::unique_ptr<Connection>> connections;
