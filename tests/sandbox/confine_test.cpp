@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "core/process/child_process.h"
 #include "core/util/unique_fd.h"
@@ -316,6 +317,45 @@ TEST(ConfineTest, ConfinesTheSameWayForAWorkerThatIsNotRoot) {
   EXPECT_THAT(ran.out, AllOf(HasSubstr("visible-content"), HasSubstr("mine")));
   EXPECT_THAT(ran.out, Not(HasSubstr("worker-key")));
   EXPECT_THAT(ran.out, Not(HasSubstr("bob-secret")));
+}
+
+TEST(ConfineTest, RunsTheRealFilesystemServerInItsHome) {
+  SandboxTree tree;
+  KAJA_REQUIRE_BWRAP(tree);
+  const std::string modules = std::string(KAJA_SOURCE_DIR) + "/tests/npm/node_modules";
+  const std::string script = modules + "/@modelcontextprotocol/server-filesystem/dist/index.js";
+  if (!std::filesystem::exists(script) || ::access("/usr/bin/node", X_OK) != 0) {
+    GTEST_SKIP() << "needs /usr/bin/node and the npm test servers";
+  }
+  std::filesystem::create_directories(tree.state() + "/alice/home/docs");
+  std::ofstream(tree.state() + "/alice/home/docs/note.txt") << "alice-note";
+  core::LaunchPlan server;
+  server.argv = {"/usr/bin/node", script, std::string(kDefaultInsideHome) + "/docs"};
+  server.env = {{"PATH", "/usr/bin:/bin"}};
+  auto where = tree.confinementOf("alice");
+  where.readOnly.push_back(modules);
+  auto plan = confine(server, where);
+  ASSERT_TRUE(plan) << plan.error().message;
+  const std::string docs = std::string(kDefaultInsideHome) + "/docs";
+  const std::string input =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})"
+      "\n"
+      R"({"jsonrpc":"2.0","method":"notifications/initialized"})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":")" +
+      docs +
+      R"(/note.txt"}}})"
+      "\n" +
+      R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write_file","arguments":{"path":")" +
+      docs +
+      R"(/out.txt","content":"written inside"}}})"
+      "\n";
+  kaja::testing::RunOptions options;
+  options.input = input;
+  options.timeoutSeconds = 60;
+  const auto ran = kaja::testing::runCommandWith(plan->argv, testing::envStrings(*plan), options);
+  EXPECT_THAT(ran.out, HasSubstr("alice-note")) << ran.err;
+  EXPECT_EQ(kaja::testing::readFile(tree.state() + "/alice/home/docs/out.txt"), "written inside");
 }
 
 TEST(ConfineTest, StartingATrivialServerIsCheap) {
