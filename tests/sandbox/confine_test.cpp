@@ -7,14 +7,17 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "core/process/child_process.h"
 #include "core/util/unique_fd.h"
@@ -356,6 +359,48 @@ TEST(ConfineTest, RunsTheRealFilesystemServerInItsHome) {
   const auto ran = kaja::testing::runCommandWith(plan->argv, testing::envStrings(*plan), options);
   EXPECT_THAT(ran.out, HasSubstr("alice-note")) << ran.err;
   EXPECT_EQ(kaja::testing::readFile(tree.state() + "/alice/home/docs/out.txt"), "written inside");
+}
+
+TEST(ConfineTest, ReachesTheEgressSocketAndKajaInside) {
+  SandboxTree tree;
+  KAJA_REQUIRE_BWRAP(tree);
+  if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/python3";
+  // A host unix socket that answers once, standing in for the worker's egress proxy.
+  const std::string path = tree.root() + "/egress.sock";
+  core::UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(path.size(), sizeof addr.sun_path);
+  std::memcpy(addr.sun_path, path.c_str(), path.size());
+  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener.get(), 1), 0);
+  std::thread proxy([&] {
+    core::UniqueFd peer(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (peer.valid()) (void)!::write(peer.get(), "proxy-here", 10);
+  });
+
+  auto where = tree.confinementOf("alice");
+  where.egressSocket = path;
+  core::LaunchPlan python;
+  python.argv = {"/usr/bin/python3", "-c",
+                 "import socket; c = socket.socket(socket.AF_UNIX); "
+                 "c.connect('" +
+                     std::string(kInsideEgressSocket) + "'); print(c.recv(64))"};
+  auto plan = confine(python, where);
+  ASSERT_TRUE(plan) << plan.error().message;
+  // Run kaja itself inside where the bridge would start, then the client without it.
+  auto& argv = plan->argv;
+  const auto bridge = indexOf(argv, "bridge") - 2;
+  const auto server = indexOf(argv, "--", bridge) + 1;
+  auto kajaInside = *plan;
+  kajaInside.argv.resize(bridge + 1);
+  kajaInside.argv.push_back("--version");
+  EXPECT_THAT(testing::run(kajaInside).out, HasSubstr("kaja "));
+  argv.erase(argv.begin() + static_cast<long>(bridge), argv.begin() + static_cast<long>(server));
+  const auto ran = testing::run(*plan);
+  ::shutdown(listener.get(), SHUT_RDWR);
+  proxy.join();
+  EXPECT_THAT(ran.out, HasSubstr("proxy-here")) << ran.err;
 }
 
 TEST(ConfineTest, StartingATrivialServerIsCheap) {
