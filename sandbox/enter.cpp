@@ -2,6 +2,7 @@
 #include "sandbox/enter.h"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -59,6 +60,8 @@ int runEnter(std::span<const std::string> args) {
       return kFailed;
     }
   }
+  // kaja's main made itself a subreaper, which execv would keep: bwrap must not inherit it.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
   std::vector<char*> argv;
   argv.reserve(program.size() + 1);
   for (const auto& arg : program) argv.push_back(const_cast<char*>(arg.c_str()));
