@@ -35,16 +35,33 @@ struct MountEntry {
   std::string superOptions;  ///< for cgroup v1, the controllers ("rw,memory")
 };
 
-std::vector<MountEntry> readMounts() {
+/// Undoes mountinfo's octal escapes ("\040" for a space).
+std::string unescape(std::string_view field) {
+  auto octal = [](char c) { return c >= '0' && c <= '7'; };
+  std::string out;
+  for (std::size_t i = 0; i < field.size(); ++i) {
+    if (field[i] == '\\' && i + 3 < field.size() && octal(field[i + 1]) && octal(field[i + 2]) &&
+        octal(field[i + 3])) {
+      out.push_back(static_cast<char>((field[i + 1] - '0') * 64 + (field[i + 2] - '0') * 8 +
+                                      (field[i + 3] - '0')));
+      i += 3;
+    } else {
+      out.push_back(field[i]);
+    }
+  }
+  return out;
+}
+
+std::vector<MountEntry> parseMounts(std::string_view mountinfo) {
   std::vector<MountEntry> mounts;
-  std::istringstream lines(core::readTextFile("/proc/self/mountinfo").value_or(""));
+  std::istringstream lines{std::string(mountinfo)};
   for (std::string line; std::getline(lines, line);) {
     std::istringstream fields(line);
     std::vector<std::string> parts;
     for (std::string part; fields >> part;) parts.push_back(part);
     const auto dash = std::ranges::find(parts, "-");
     if (parts.size() < 5 || dash == parts.end() || parts.end() - dash < 4) continue;
-    mounts.push_back({parts[3], parts[4], *(dash + 1), *(dash + 3)});
+    mounts.push_back({unescape(parts[3]), unescape(parts[4]), *(dash + 1), *(dash + 3)});
   }
   return mounts;
 }
@@ -60,10 +77,10 @@ bool hasWord(std::string_view text, std::string_view word) {
   return false;
 }
 
-/// Returns this process's cgroup path in the hierarchy whose /proc/self/cgroup controller
-/// field is, or contains, `controller` ("" for the unified tree).
-std::optional<std::string> ownPath(std::string_view controller) {
-  std::istringstream lines(core::readTextFile("/proc/self/cgroup").value_or(""));
+/// Returns the cgroup path in the hierarchy whose /proc/self/cgroup controller field is, or
+/// contains, `controller` ("" for the unified tree).
+std::optional<std::string> ownPath(std::string_view cgroup, std::string_view controller) {
+  std::istringstream lines{std::string(cgroup)};
   for (std::string line; std::getline(lines, line);) {
     const auto first = line.find(':');
     const auto second = line.find(':', first + 1);
@@ -83,6 +100,11 @@ std::optional<std::string> folderOf(const MountEntry& m, const std::string& path
   if (path == m.root) return m.mountPoint;
   if (path.starts_with(m.root + "/")) return m.mountPoint + path.substr(m.root.size());
   return std::nullopt;
+}
+
+std::optional<std::string> ownCgroupFolder(std::string_view controller) {
+  return cgroupFolder(core::readTextFile("/proc/self/mountinfo").value_or(""),
+                      core::readTextFile("/proc/self/cgroup").value_or(""), controller);
 }
 
 core::Result<void> writeFile(const std::string& path, std::string_view content) {
@@ -112,11 +134,7 @@ bool validGroupName(std::string_view name) {
 /// Finds the unified tree's folder for this process when memory and pids can be given to
 /// children there; returns it, or the reason it cannot.
 core::Result<std::string> unifiedBase() {
-  const auto mounts = readMounts();
-  const auto own = ownPath("");
-  const auto m = std::ranges::find(mounts, "cgroup2", &MountEntry::fsType);
-  if (m == mounts.end() || !own) return core::fail(ErrorCode::kIo, "no cgroup v2 tree is mounted");
-  const auto dir = folderOf(*m, *own);
+  const auto dir = ownCgroupFolder("");
   if (!dir) return core::fail(ErrorCode::kIo, "this process's cgroup v2 folder is not mounted");
   const auto controllers = core::readTextFile(*dir + "/cgroup.controllers").value_or("");
   if (!hasWord(controllers, "memory") || !hasWord(controllers, "pids")) {
@@ -132,11 +150,7 @@ core::Result<std::string> unifiedBase() {
 
 /// Finds this process's v1 folder of `controller` ("memory", "pids").
 core::Result<std::string> legacyBase(std::string_view controller) {
-  const auto own = ownPath(controller);
-  for (const auto& m : readMounts()) {
-    if (m.fsType != "cgroup" || !hasWord(m.superOptions, controller) || !own) continue;
-    if (const auto dir = folderOf(m, *own)) return *dir;
-  }
+  if (const auto dir = ownCgroupFolder(controller)) return *dir;
   return core::fail(ErrorCode::kIo, "no cgroup v1 " + std::string(controller) + " hierarchy");
 }
 
@@ -147,6 +161,20 @@ void removeFolders(const std::vector<std::string>& folders) {
 std::string numberOrMax(std::uint64_t value) { return value == 0 ? "max" : std::to_string(value); }
 
 }  // namespace
+
+std::optional<std::string> cgroupFolder(std::string_view mountinfo, std::string_view cgroup,
+                                        std::string_view controller) {
+  const auto own = ownPath(cgroup, controller);
+  if (!own) return std::nullopt;
+  for (const auto& m : parseMounts(mountinfo)) {
+    const bool fits = controller.empty()
+                          ? m.fsType == "cgroup2"
+                          : m.fsType == "cgroup" && hasWord(m.superOptions, controller);
+    if (!fits) continue;
+    if (auto dir = folderOf(m, *own)) return dir;
+  }
+  return std::nullopt;
+}
 
 ServerCgroup::ServerCgroup(ServerCgroup&& other) noexcept
     : folders_(std::exchange(other.folders_, {})), unified_(other.unified_) {}

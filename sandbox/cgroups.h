@@ -10,12 +10,21 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
 
 namespace kaja::sandbox {
+
+/// Returns the folder of this process's cgroup for `controller` ("memory", "pids"; "" for
+/// the unified v2 tree), given the text of /proc/self/mountinfo and /proc/self/cgroup: the
+/// mount of that hierarchy plus the process's path below the mount's root. nullopt when no
+/// mount shows it.
+std::optional<std::string> cgroupFolder(std::string_view mountinfo, std::string_view cgroup,
+                                        std::string_view controller);
 
 /// The limits of one server's group; 0 means no limit.
 struct CgroupLimits {

@@ -158,3 +158,50 @@ TEST(CgroupsTest, AMemoryLimitStopsABigAllocation) {
 
 }  // namespace
 }  // namespace kaja::sandbox
+
+namespace kaja::sandbox {
+namespace {
+
+constexpr std::string_view kHybridMounts =
+    "30 22 0:27 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+    "31 30 0:28 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+    "34 30 0:31 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+    "38 30 0:35 / /sys/fs/cgroup/pids rw,relatime shared:9 - cgroup cgroup rw,pids\n"
+    "40 30 0:37 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+
+TEST(CgroupFolderTest, FindsEachHierarchyOfAHybridHost) {
+  const std::string_view cgroup =
+      "8:pids:/\n4:memory:/process_api/abc\n1:cpu,cpuacct:/x\n0::/user.slice\n";
+  EXPECT_EQ(cgroupFolder(kHybridMounts, cgroup, "memory"), "/sys/fs/cgroup/memory/process_api/abc");
+  EXPECT_EQ(cgroupFolder(kHybridMounts, cgroup, "pids"), "/sys/fs/cgroup/pids");
+  EXPECT_EQ(cgroupFolder(kHybridMounts, cgroup, "cpuacct"), "/sys/fs/cgroup/cpu,cpuacct/x");
+  EXPECT_EQ(cgroupFolder(kHybridMounts, cgroup, ""), "/sys/fs/cgroup/unified/user.slice");
+  EXPECT_EQ(cgroupFolder(kHybridMounts, cgroup, "blkio"), std::nullopt);
+}
+
+TEST(CgroupFolderTest, FollowsAMountOfPartOfTheHierarchy) {
+  // A container without a cgroup namespace: its own group is mounted as /sys/fs/cgroup/….
+  const std::string_view mounts =
+      "50 40 0:31 /docker/abc /sys/fs/cgroup/memory ro - cgroup cgroup rw,memory\n"
+      "51 40 0:35 /docker/abc /sys/fs/cgroup/pids ro - cgroup cgroup rw,pids\n";
+  EXPECT_EQ(cgroupFolder(mounts, "4:memory:/docker/abc/kaja\n", "memory"),
+            "/sys/fs/cgroup/memory/kaja");
+  EXPECT_EQ(cgroupFolder(mounts, "8:pids:/docker/abc\n", "pids"), "/sys/fs/cgroup/pids");
+  EXPECT_EQ(cgroupFolder(mounts, "8:pids:/docker/abcdef\n", "pids"), std::nullopt);
+  EXPECT_EQ(cgroupFolder(mounts, "8:pids:/other\n", "pids"), std::nullopt);
+}
+
+TEST(CgroupFolderTest, FindsTheUnifiedTreeAndUndoesEscapes) {
+  const std::string_view mounts =
+      "29 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n";
+  EXPECT_EQ(cgroupFolder(mounts, "0::/\n", ""), "/sys/fs/cgroup");
+  EXPECT_EQ(cgroupFolder(mounts, "0::/kaja.slice/w\n", ""), "/sys/fs/cgroup/kaja.slice/w");
+  EXPECT_EQ(cgroupFolder(mounts, "0::/\n", "memory"), std::nullopt);  // no v1 memory
+  EXPECT_EQ(cgroupFolder("1 0 0:26 / /my\\040cg rw - cgroup2 none rw\n", "0::/a\n", ""),
+            "/my cg/a");
+  EXPECT_EQ(cgroupFolder("garbage\n\n- - -\n", "0::/\n", ""), std::nullopt);
+  EXPECT_EQ(cgroupFolder(mounts, "garbage", ""), std::nullopt);
+}
+
+}  // namespace
+}  // namespace kaja::sandbox
