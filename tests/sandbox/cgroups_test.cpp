@@ -109,8 +109,8 @@ TEST(CgroupsTest, APidsLimitStopsAForkLoop) {
   SandboxTree sandbox;
   KAJA_REQUIRE_BWRAP(sandbox);
   KAJA_OPEN_TREE(tree, "pids");
-  // 60 sleepers at most, however the limit behaves; each ends in 3 s anyway.
-  const auto loop = shell("i=0; while [ $i -lt 60 ]; do sleep 3 & i=$((i+1)); echo $i; done");
+  // 60 sleepers at most; they end with the shell, as the pid namespace does.
+  const auto loop = shell("i=0; while [ $i -lt 60 ]; do sleep 30 & i=$((i+1)); echo $i; done");
   auto lastStarted = [&](std::uint64_t pids) {
     auto group = tree.create("server-" + std::to_string(pids), {.memoryBytes = 0, .pids = pids});
     EXPECT_TRUE(group) << group.error().message;
