@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -239,6 +240,31 @@ TEST(ConfineTest, HasItsOwnNetworkWithoutTheHostsLoopback) {
   EXPECT_THAT(ran.err, HasSubstr("refused"));
   EXPECT_THAT(ran.out, HasSubstr("lo:"));
   EXPECT_THAT(ran.out, Not(HasSubstr("eth")));
+}
+
+TEST(ConfineTest, CannotReachTheHostsAbstractUnixSockets) {
+  SandboxTree tree;
+  KAJA_REQUIRE_BWRAP(tree);
+  if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/python3";
+  // Abstract sockets (D-Bus, X11 and the like) belong to the network namespace.
+  const std::string name = "kaja-test-abstract-" + std::to_string(::getpid());
+  core::UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), len), 0);
+  ASSERT_EQ(::listen(listener.get(), 8), 0);
+  core::LaunchPlan python;
+  python.argv = {"/usr/bin/python3", "-c",
+                 "import socket; c = socket.socket(socket.AF_UNIX); c.connect('\\0" + name +
+                     "'); print('CONNECTED')"};
+  ASSERT_THAT(testing::run(python).out, HasSubstr("CONNECTED"));  // from the host it works
+  auto plan = confine(python, tree.confinementOf("alice"));
+  ASSERT_TRUE(plan) << plan.error().message;
+  const auto ran = testing::run(*plan);
+  EXPECT_THAT(ran.out, Not(HasSubstr("CONNECTED")));
+  EXPECT_THAT(ran.err, HasSubstr("ConnectionRefusedError"));
 }
 
 TEST(ConfineTest, SeesOnlyItsOwnProcesses) {
