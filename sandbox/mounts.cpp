@@ -98,14 +98,34 @@ class MountBuilder {
         shown_, [&](const std::string& dest) { return isUnder(insidePath, dest) && dest != "/"; });
   }
 
-  /// Covers every inside path where the host path `hidden` (canonical) can be seen.
+  /// Notes every inside path where the host path `hidden` (canonical) can be seen.
   void hide(const std::string& hidden) {
     const bool folder = isFolder(hidden);
     for (const Bind& b : binds_) {
       if (isUnder(hidden, b.source)) {
-        cover(rebase(hidden, b.source, b.dest), folder);
+        covers_.push_back({rebase(hidden, b.source, b.dest), folder});
       } else if (!b.exempt && isUnder(b.source, hidden)) {
-        cover(b.dest, isFolder(b.source));
+        covers_.push_back({b.dest, isFolder(b.source)});
+      }
+    }
+  }
+
+  /// Covers what hide() noted: a folder with an empty tmpfs, anything else with /dev/null.
+  /// A path inside a covered folder needs nothing more (and mounting on it would make it).
+  void coverHidden() {
+    for (const Cover& c : covers_) {
+      const bool inCovered = std::ranges::any_of(covers_, [&](const Cover& other) {
+        return other.folder && isUnder(c.inside, other.inside) &&
+               (c.inside != other.inside || &other < &c);
+      });
+      if (inCovered) continue;
+      if (c.folder) {
+        args_.insert(args_.end(), {"--tmpfs", c.inside});
+        covered_.push_back(c.inside);
+      } else if (std::ranges::none_of(covers_, [&](const Cover& other) {
+                   return other.inside == c.inside && &other < &c;
+                 })) {
+        args_.insert(args_.end(), {"--ro-bind", "/dev/null", c.inside});
       }
     }
   }
@@ -122,19 +142,15 @@ class MountBuilder {
   [[nodiscard]] const std::vector<std::string>& shown() const { return shown_; }
 
  private:
-  void cover(const std::string& inside, bool folder) {
-    if (std::ranges::find(covered_, inside) != covered_.end()) return;
-    if (folder) {
-      args_.insert(args_.end(), {"--tmpfs", inside});
-      covered_.push_back(inside);
-    } else {
-      args_.insert(args_.end(), {"--ro-bind", "/dev/null", inside});
-    }
-  }
+  struct Cover {
+    std::string inside;
+    bool folder = false;
+  };
 
   std::vector<std::string> args_;
   std::vector<Bind> binds_;
   std::vector<std::string> shown_;
+  std::vector<Cover> covers_;
   std::vector<std::string> covered_;  // folders covered by a tmpfs, remounted read-only
 };
 
@@ -256,6 +272,7 @@ core::Result<std::vector<std::string>> mountArgs(const Confinement& where,
       if (const auto source = canonicalPath(path)) mounts.hide(*source);
     }
   }
+  mounts.coverHidden();
   mounts.add({"--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm"});
   if (!where.egressSocket.empty()) {
     mounts.add({"--ro-bind", where.egressSocket, kInsideEgressSocket});

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "tests/sandbox/sandbox_support.h"
@@ -38,6 +39,25 @@ TEST(MountsTest, AReadOnlyPathInsideAHiddenFolderStaysHidden) {
   const auto ran = testing::run(*plan);
   EXPECT_THAT(ran.out, HasSubstr("end"));
   EXPECT_THAT(ran.out, Not(HasSubstr("bob-secret")));
+}
+
+TEST(MountsTest, ACoveredFolderHidesEvenTheNamesInIt) {
+  SandboxTree tree;
+  KAJA_REQUIRE_BWRAP(tree);
+  const auto secret = tree.state() + "/bob/home/secret.txt";
+  for (const bool fileFirst : {true, false}) {
+    auto where = tree.confinementOf("alice");
+    where.hidden = fileFirst ? std::vector{secret, tree.state(), tree.state()}
+                             : std::vector{tree.state(), secret, secret};
+    auto plan = confine(shell("ls -aR " + tree.state() + "; echo end"), where);
+    ASSERT_TRUE(plan) << plan.error().message;
+    EXPECT_EQ(std::ranges::count(plan->argv, secret), 0);        // no mount point made for it
+    EXPECT_EQ(std::ranges::count(plan->argv, tree.state()), 2);  // --tmpfs, --remount-ro
+    const auto ran = testing::run(*plan);
+    EXPECT_THAT(ran.out, HasSubstr("end"));
+    EXPECT_THAT(ran.out, Not(HasSubstr("bob")));
+    EXPECT_THAT(ran.out, Not(HasSubstr("secret")));
+  }
 }
 
 TEST(MountsTest, HidesThroughLinksInEitherList) {
