@@ -23,7 +23,8 @@ inline constexpr const char* kInsideEgressSocket = "/run/kaja/egress.sock";
 struct Confinement {
   std::string kaja;  ///< absolute path of the kaja binary (runs `kaja sandbox enter`/`bridge`)
   std::string home;  ///< host folder private to this (user, ability): its HOME, writable
-  std::string tmp;   ///< host folder private to it: its /tmp, writable
+  std::string tmp;   ///< host folder private to it: its /tmp, writable; best emptied before
+                     ///< each start (paths shown below /tmp get their mount points there)
   std::vector<std::string> readOnly;  ///< extra host paths it sees read-only at the same path
                                       ///< (the marketplace, node_modules, kaja's own folder);
                                       ///< ones that do not exist are left out

@@ -191,6 +191,45 @@ core::Result<void> checkPaths(const Confinement& where) {
   return {};
 }
 
+/// Refuses an inside home that overlaps anything else shown (`shown` starts with the home).
+core::Result<void> checkInsideHome(const Confinement& where,
+                                   const std::vector<std::string>& shown) {
+  std::vector<std::string> taken(shown.begin() + 1, shown.end());
+  taken.insert(taken.end(), std::begin(kReservedInside), std::end(kReservedInside));
+  for (const auto& dest : taken) {
+    if (isUnder(where.insideHome, dest) || isUnder(dest, where.insideHome)) {
+      return core::fail(ErrorCode::kInvalidConfig,
+                        "the inside home " + where.insideHome + " overlaps " + dest +
+                            ", which the server also sees; choose another inside home");
+    }
+  }
+  return {};
+}
+
+/// bwrap makes the mount points of paths shown below /tmp inside the server's own tmp
+/// folder, which the server wrote to on its last run: a link it left there would send the
+/// mount point (and the folders made for it) anywhere on the host.
+core::Result<void> checkTmpMountPoints(const std::string& tmpSource,
+                                       const std::vector<std::string>& shown) {
+  for (const auto& dest : shown) {
+    if (dest == kInsideTmp || !isUnder(dest, kInsideTmp)) continue;
+    std::string host = tmpSource;
+    for (const auto& part : fs::path(dest.substr(std::string_view(kInsideTmp).size()))) {
+      if (part == "/") continue;
+      host += "/" + part.string();
+      struct stat st {};
+      if (::lstat(host.c_str(), &st) != 0) break;  // bwrap makes the rest as real folders
+      if (S_ISLNK(st.st_mode)) {
+        return core::fail(ErrorCode::kRefused,
+                          "the server's tmp folder holds a link at " + host +
+                              " where kaja mounts " + dest +
+                              "; empty that tmp folder before starting the server");
+      }
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 const std::vector<std::string>& etcWhitelist() {
@@ -251,20 +290,11 @@ core::Result<std::vector<std::string>> mountArgs(const Confinement& where,
   mounts.showProgram(program);
   if (!where.egressSocket.empty()) mounts.showProgram(where.kaja);
 
-  for (const auto& dest : mounts.shown()) {
-    if (dest == where.insideHome || dest == kInsideTmp) continue;
-    if (isUnder(where.insideHome, dest) || isUnder(dest, where.insideHome)) {
-      return core::fail(ErrorCode::kInvalidConfig,
-                        "the inside home " + where.insideHome + " overlaps " + dest +
-                            ", which the server also sees; choose another inside home");
-    }
+  if (auto clear = checkInsideHome(where, mounts.shown()); !clear) {
+    return std::unexpected(clear.error());
   }
-  for (const auto reserved : kReservedInside) {
-    if (isUnder(where.insideHome, reserved) || isUnder(reserved, where.insideHome)) {
-      return core::fail(ErrorCode::kInvalidConfig, "the inside home " + where.insideHome +
-                                                       " overlaps " + std::string(reserved) +
-                                                       "; choose another inside home");
-    }
+  if (auto clear = checkTmpMountPoints(*tmp, mounts.shown()); !clear) {
+    return std::unexpected(clear.error());
   }
 
   for (const auto& list : {alwaysHidden(), where.hidden}) {

@@ -28,7 +28,9 @@ const std::vector<std::string>& alwaysHidden();
 /// shown read-only at its path when nothing else shows it; so is kaja, with egress, for
 /// `kaja sandbox bridge`).
 /// Fails with kInvalidConfig, one sentence, when home or tmp is not an existing folder, a
-/// path is not absolute, a read-only path is "/", or insideHome collides with a path shown.
+/// path is not absolute, a read-only path is "/", or insideHome collides with a path shown;
+/// with kRefused when the server's tmp folder holds a link where a mount point must go
+/// (paths shown below /tmp get their mount points in that folder).
 core::Result<std::vector<std::string>> mountArgs(const Confinement& where,
                                                  const std::string& program);
 

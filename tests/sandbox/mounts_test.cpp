@@ -80,6 +80,26 @@ TEST(MountsTest, HidesThroughLinksInEitherList) {
   EXPECT_THAT(ran.out, Not(HasSubstr("worker-key")));
 }
 
+TEST(MountsTest, RefusesALinkTheServerLeftWhereAMountPointGoes) {
+  SandboxTree tree;
+  KAJA_REQUIRE_BWRAP(tree);
+  auto where = tree.confinementOf("alice");
+  if (!tree.root().starts_with("/tmp/")) GTEST_SKIP() << "needs the test tree below /tmp";
+  // The tree is shown below /tmp, so its mount point is made in alice's own tmp folder,
+  // where her server left a link on its last run.
+  const auto first = fs::path(tree.root()).lexically_relative("/tmp").begin()->string();
+  const auto planted = where.tmp + "/" + first;
+  fs::create_directories(tree.root() + "/elsewhere");
+  fs::remove(planted);  // the empty mount point an earlier run made
+  fs::create_directory_symlink(tree.root() + "/elsewhere", planted);
+  auto plan = confine(shell("true"), where);
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.error().code, core::ErrorCode::kRefused);
+  EXPECT_THAT(plan.error().message, HasSubstr(planted));
+  fs::remove(planted);
+  EXPECT_TRUE(confine(shell("true"), where));
+}
+
 TEST(MountsTest, HidesAPathInsideTheHome) {
   SandboxTree tree;
   KAJA_REQUIRE_BWRAP(tree);
