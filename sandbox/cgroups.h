@@ -49,7 +49,8 @@ class ServerCgroup {
   [[nodiscard]] std::vector<pid_t> pids() const;
   /// Kills everything still in the group (cgroup.kill on v2, else SIGKILL to every pid in
   /// cgroup.procs until none is left) and removes its folders. Fails with kIo, one sentence,
-  /// when a folder could not be removed within about 2 s.
+  /// when a folder could not be removed within about 2 s. Blocks until then (usually a few
+  /// milliseconds), so an event loop should call it from another thread.
   core::Result<void> remove();
 
  private:
