@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -59,15 +60,41 @@ core::Result<std::pair<std::string, std::uint16_t>> listenAddress(const std::str
   return std::make_pair(host, static_cast<std::uint16_t>(port));
 }
 
+// Parses a memory size: bytes, or a number with K, M or G (powers of 1024; "512M", "1GiB").
+core::Result<std::uint64_t> memorySize(const std::string& text) {
+  std::uint64_t value = 0;
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  const auto [rest, ec] = std::from_chars(begin, end, value);
+  std::string unit(rest, end);
+  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  std::uint64_t scale = 0;
+  if (unit.empty() || unit == "B") {
+    scale = 1;
+  } else if (unit == "K" || unit == "KB" || unit == "KIB") {
+    scale = 1024;
+  } else if (unit == "M" || unit == "MB" || unit == "MIB") {
+    scale = std::uint64_t{1024} * 1024;
+  } else if (unit == "G" || unit == "GB" || unit == "GIB") {
+    scale = std::uint64_t{1024} * 1024 * 1024;
+  }
+  if (ec != std::errc() || rest == begin || scale == 0 || value == 0 ||
+      value > std::numeric_limits<std::uint64_t>::max() / scale) {
+    return core::fail(core::ErrorCode::kUsage,
+                      "--memory takes a size such as 512M or 2G, not \"" + oneLine(text) + "\"");
+  }
+  return value * scale;
+}
+
 std::string defaultStateDir() {
   auto loaded = Context::load();
   return loaded ? loaded->paths.dataDir + "/sandbox" : std::string();
 }
 
 int runServeWorker(std::span<const std::string> args) {
-  auto parsed =
-      parseArgs(args, {"--shared"},
-                {"--listen", "--key-file", "--idle", "--state", "--max-servers", "--max-per-user"});
+  auto parsed = parseArgs(args, {"--shared"},
+                          {"--listen", "--key-file", "--idle", "--state", "--max-servers",
+                           "--max-per-user", "--memory", "--pids"});
   if (!parsed) return reportError(parsed.error());
   if (!parsed->positional.empty()) {
     printError("sandbox serve takes no arguments (kaja sandbox --help)");
@@ -104,6 +131,23 @@ int runServeWorker(std::span<const std::string> args) {
       *field = static_cast<std::size_t>(*given);
     }
   }
+  if (const auto text = parsed->value("--memory")) {
+    auto bytes = memorySize(*text);
+    if (!bytes) return reportError(bytes.error());
+    options.memoryBytes = *bytes;
+  }
+  if (const auto text = parsed->value("--pids")) {
+    auto given = seconds("--pids", *text);
+    if (!given) {
+      printError("--pids takes a positive whole number, not \"" + oneLine(*text) + "\"");
+      return kExitUsage;
+    }
+    options.pids = static_cast<std::uint64_t>(*given);
+  }
+  // Servers see the marketplaces and kaja's own runners, never its keys or data.
+  options.readOnly = {context->paths.shippedMarketplace, context->paths.userMarketplace};
+  for (const auto& dir : context->toolDirs()) options.readOnly.push_back(dir);
+  options.hidden = {context->paths.secretsFile, context->paths.dataDir};
   options.host = address->first;
   options.port = address->second;
   options.key = std::move(*key);
@@ -121,6 +165,7 @@ int runServeWorker(std::span<const std::string> args) {
   boost::asio::io_context io;
   auto worker = sandbox::Worker::create(io, std::move(options));
   if (!worker) return reportError(worker.error());
+  if (!(*worker)->limitsOff().empty()) printWarning((*worker)->limitsOff());
   for (const auto& line : (*worker)->refused()) printWarning("not served: " + line);
   for (const auto& line : (*worker)->offered()) {
     std::fprintf(stderr, "kaja: serving %s\n", line.c_str());

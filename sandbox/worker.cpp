@@ -10,9 +10,12 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "core/process/process_tree.h"
 #include "core/server/http_front.h"
+#include "sandbox/cgroups.h"
+#include "sandbox/confine.h"
 #include "sandbox/eligibility.h"
 #include "sandbox/http_api.h"
 
@@ -33,6 +36,25 @@ void setEnv(core::LaunchPlan& plan, const std::string& name, const std::string& 
     }
   }
   plan.env.push_back({name, value, false});
+}
+
+// The folders a server's own files live in, for it to see read-only: its program's, and
+// for each absolute path in its arguments, the node_modules it sits in (a package needs
+// its dependencies), else its folder.
+std::vector<std::string> programFolders(const core::LaunchPlan& plan) {
+  std::vector<std::string> out;
+  for (const auto& arg : plan.argv) {
+    if (!arg.starts_with('/')) continue;
+    std::error_code ec;
+    if (!fs::exists(arg, ec)) continue;
+    const auto modules = arg.rfind("/node_modules/");
+    if (modules != std::string::npos) {
+      out.push_back(arg.substr(0, modules + std::string("/node_modules").size()));
+    } else {
+      out.push_back(fs::path(arg).parent_path().string());
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -60,6 +82,8 @@ struct Worker::Impl {
 
   core::Result<core::Activation> activation(const ServerKey& key);
   ServerDirs dirs(const ServerKey& key) const;
+  core::Result<core::LaunchPlan> confined(const core::LaunchPlan& plan, const ServerKey& key,
+                                          const ServerDirs& where);
   void released(const ServerKey& key);
   void writeStatus();
 
@@ -69,6 +93,10 @@ struct Worker::Impl {
   std::map<std::string, std::string> refusals;  ///< ability name: why it is not served
   std::vector<std::string> offeredLines;
   std::vector<std::string> refusedLines;
+  std::optional<CgroupTree> cgroups;
+  std::string limitsOff;
+  std::map<ServerKey, ServerCgroup> groups;
+  std::uint64_t nextGroup = 1;
   std::unique_ptr<ServerPool> pool;
   std::unique_ptr<core::server::HttpFront> front;
   asio::steady_timer statusTimer;
@@ -90,6 +118,10 @@ core::Result<core::Activation> Worker::Impl::activation(const ServerKey& key) {
   }
   const ServerDirs where = dirs(key);
   std::error_code ec;
+  // A fresh /tmp each start: nothing the last run left there (a link where a mount point
+  // goes, say) carries over.
+  fs::remove_all(where.tmp, ec);
+  ec.clear();
   for (const auto& dir : {where.home, where.tmp}) {
     fs::create_directories(dir, ec);
     fs::permissions(dir, fs::perms::owner_all, ec);
@@ -105,22 +137,56 @@ core::Result<core::Activation> Worker::Impl::activation(const ServerKey& key) {
   setEnv(plan, "HOME", where.home);
   setEnv(plan, "TMPDIR", where.tmp);
   plan.workingDir = where.home;
-  if (options.confine) {
-    auto confined = options.confine(plan, key, where);
-    if (!confined) return std::unexpected(confined.error());
-    plan = std::move(*confined);
+  if (options.isolate) {
+    auto confinedPlan = confined(plan, key, where);
+    if (!confinedPlan) return std::unexpected(confinedPlan.error());
+    plan = std::move(*confinedPlan);
   }
   made.resolution.launch = std::move(plan);
   return made;
 }
 
+core::Result<core::LaunchPlan> Worker::Impl::confined(const core::LaunchPlan& plan,
+                                                      const ServerKey& key,
+                                                      const ServerDirs& where) {
+  Confinement confinement;
+  confinement.kaja = options.kaja;
+  confinement.home = where.home;
+  confinement.tmp = where.tmp;
+  confinement.readOnly = options.readOnly;
+  for (auto& folder : programFolders(plan)) confinement.readOnly.push_back(std::move(folder));
+  confinement.hidden = options.hidden;
+  confinement.hidden.push_back(options.keyFile);
+  confinement.hidden.push_back(options.stateDir);
+  confinement.nestedUserNamespaces = options.nestedUserNamespaces;
+  if (cgroups && (options.memoryBytes > 0 || options.pids > 0)) {
+    groups.erase(key);
+    auto group = cgroups->create("s" + std::to_string(nextGroup++),
+                                 CgroupLimits{options.memoryBytes, options.pids});
+    if (!group) return std::unexpected(group.error());
+    confinement.cgroups = group->folders();
+    groups.emplace(key, std::move(*group));
+  }
+  core::LaunchPlan inside = plan;
+  inside.workingDir.clear();  // the inside home
+  for (auto& var : inside.env) {
+    if (var.name == "HOME") var.value = confinement.insideHome;
+    if (var.name == "TMPDIR") var.value = kInsideTmp;
+  }
+  return confine(inside, confinement);
+}
+
 void Worker::Impl::released(const ServerKey& key) {
+  if (const auto found = groups.find(key); found != groups.end()) {
+    // Removing a group waits for its processes to die: off the event loop.
+    std::thread([group = std::move(found->second)]() mutable { (void)group.remove(); }).detach();
+    groups.erase(found);
+  }
   const ServerDirs where = dirs(key);
   std::error_code ec;
   fs::remove_all(where.tmp, ec);
   // A shared worker's turn leaves nothing behind, a login included.
   if (!key.turn.empty()) fs::remove_all(fs::path(where.home).parent_path(), ec);
-  if (options.released) options.released(key);
 }
 
 void Worker::Impl::writeStatus() {
@@ -166,7 +232,20 @@ core::Result<std::unique_ptr<Worker>> Worker::create(asio::io_context& io, Worke
                                                 options.stateDir + ": " + ec.message());
   }
   if (!options.runners) options.runners = core::RunnerContext::fromProcess({});
+  if (options.kaja.empty()) options.kaja = fs::read_symlink("/proc/self/exe", ec).string();
+  Confinement probe;
+  if (options.isolate) {
+    if (auto bwrap = findBwrap(probe); !bwrap) return std::unexpected(bwrap.error());
+  }
   auto impl = std::make_unique<Impl>(io, std::move(options));
+  if (impl->options.isolate && (impl->options.memoryBytes > 0 || impl->options.pids > 0)) {
+    auto tree = CgroupTree::open("kaja-sandbox-" + std::to_string(::getpid()));
+    if (tree) {
+      impl->cgroups = std::move(*tree);
+    } else {
+      impl->limitsOff = tree.error().message;
+    }
+  }
   for (const auto& ability : impl->options.abilities) {
     if (auto why = cloudRefusal(ability, impl->options.shared)) {
       impl->refusals.emplace(ability.name, *why);
@@ -258,6 +337,8 @@ std::uint16_t Worker::port() const { return impl_->front->port(); }
 const std::vector<std::string>& Worker::offered() const { return impl_->offeredLines; }
 
 const std::vector<std::string>& Worker::refused() const { return impl_->refusedLines; }
+
+const std::string& Worker::limitsOff() const { return impl_->limitsOff; }
 
 std::vector<ServerStatus> Worker::status() const { return impl_->pool->status(); }
 

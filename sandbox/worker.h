@@ -40,13 +40,21 @@ struct WorkerOptions {
   std::vector<core::Ability> abilities;  ///< the marketplace; those the cloud may run are served
   /// Where runners are found; this process's PATH when unset.
   std::optional<core::RunnerContext> runners;
-  /// Turns a server's launch plan into its confined one (the sandbox's mechanisms). Without
-  /// it servers run unconfined, which only tests of the pool and the API do.
-  std::function<core::Result<core::LaunchPlan>(const core::LaunchPlan& plan, const ServerKey& key,
-                                               const ServerDirs& dirs)>
-      confine;
-  /// Called after a server stopped, to remove what the mechanisms made for it.
-  std::function<void(const ServerKey& key)> released;
+  /// Confine every server (bubblewrap: own namespaces, read-only system, private home and
+  /// /tmp). Only tests of the pool and the API turn it off.
+  bool isolate = true;
+  std::string kaja;  ///< the kaja binary the confined command line runs; "" is this one
+  /// Host paths every server sees read-only besides the system (the marketplaces, kaja's
+  /// tools folder). The folders of each server's own program and of the absolute paths in
+  /// its arguments (up to their node_modules) are added per server.
+  std::vector<std::string> readOnly;
+  /// Host paths no server may see (kaja's config and data folders); the key file and the
+  /// state folder are always added.
+  std::vector<std::string> hidden;
+  std::uint64_t memoryBytes = 0;  ///< per server, when cgroups are writable; 0: no limit
+  std::uint64_t pids = 0;         ///< per server, when cgroups are writable; 0: no limit
+  /// Let servers make user namespaces of their own (Chromium's sandbox needs it).
+  bool nestedUserNamespaces = true;
   std::chrono::milliseconds connectTimeout{std::chrono::seconds(30)};
   std::chrono::milliseconds callTimeout{std::chrono::minutes(10)};
   std::function<void(const std::string&)> log;
@@ -72,6 +80,8 @@ class Worker {
   /// Returns the abilities served, with what each runs, and those refused, with why.
   [[nodiscard]] const std::vector<std::string>& offered() const;
   [[nodiscard]] const std::vector<std::string>& refused() const;
+  /// Returns why per-server memory and pids limits do not apply here, or "" when they do.
+  [[nodiscard]] const std::string& limitsOff() const;
   /// Returns the live servers.
   [[nodiscard]] std::vector<ServerStatus> status() const;
 

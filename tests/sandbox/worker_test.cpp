@@ -12,6 +12,7 @@
 #include <future>
 #include <thread>
 
+#include "sandbox/confine.h"
 #include "tests/core/server/http_client.h"
 #include "tests/support/temp_dir.h"
 
@@ -36,12 +37,26 @@ core::Ability everything(const std::string& name) {
   return ability;
 }
 
+const std::string kFilesystem = std::string(KAJA_SOURCE_DIR) +
+                                "/tests/npm/node_modules/@modelcontextprotocol/"
+                                "server-filesystem/dist/index.js";
+
 class WorkerHarness {
  public:
   explicit WorkerHarness(std::chrono::milliseconds idle = std::chrono::minutes(10),
-                         bool shared = false) {
+                         bool shared = false, bool isolate = false) {
     WorkerOptions options;
+    options.isolate = isolate;
+    options.kaja = std::string(KAJA_BIN_DIR) + "/kaja";
+    options.keyFile = dir.write("key", std::string(32, 'k'));
     options.key.bytes = std::string(32, 'k');
+    // A filesystem server given its own home as its one folder.
+    core::Ability files;
+    files.name = "files";
+    files.command = "node";
+    files.args = {kFilesystem, "/home/user"};
+    files.tools = std::vector<std::string>{"write_file", "read_text_file", "list_directory"};
+    options.abilities.push_back(files);
     options.shared = shared;
     options.idle = idle;
     options.stateDir = dir.path() + "/state";
@@ -237,6 +252,36 @@ TEST(SandboxWorkerTest, EachUserGetsAServerOfTheirOwnWithAHomeOfTheirOwn) {
   EXPECT_NE(*servers[0].pid, *servers[1].pid);
   EXPECT_EQ(servers[0].key.user, "alice");
   EXPECT_EQ(servers[0].calls, 2U);
+}
+
+TEST(SandboxWorkerTest, ConfinedServersSeeOnlyTheirOwnHome) {
+  if (!findBwrap({})) GTEST_SKIP() << "bubblewrap is not installed";
+  WorkerHarness h(std::chrono::minutes(10), false, true);
+  const std::string alice = h.token("alice");
+  const std::string bob = h.token("bob");
+  const std::string aliceSession = h.initialize(path("alice", "files"), alice);
+  const std::string bobSession = h.initialize(path("bob", "files"), bob);
+  const Json wrote = h.call(path("alice", "files"), alice, aliceSession, "write_file",
+                            {{"path", "/home/user/note.txt"}, {"content", "alice's"}});
+  EXPECT_NE(text(wrote).find("Successfully wrote"), std::string::npos) << wrote.dump();
+  // On the worker's side the note is in Alice's home and nowhere else.
+  const std::string aliceHome = h.dir.path() + "/state/users/alice/files/home";
+  EXPECT_TRUE(std::filesystem::exists(aliceHome + "/note.txt"));
+  const Json listed =
+      h.call(path("bob", "files"), bob, bobSession, "list_directory", {{"path", "/home/user"}});
+  EXPECT_EQ(text(listed).find("note.txt"), std::string::npos) << listed.dump();
+  for (const std::string& attempt :
+       {aliceHome + "/note.txt", std::string("/home/user/../../") + aliceHome + "/note.txt",
+        h.dir.path() + "/key"}) {
+    const Json read =
+        h.call(path("bob", "files"), bob, bobSession, "read_text_file", {{"path", attempt}});
+    EXPECT_EQ(text(read).find("alice's"), std::string::npos) << read.dump();
+    EXPECT_EQ(text(read).find("kkkk"), std::string::npos) << read.dump();
+  }
+  const auto servers = h.status();
+  ASSERT_EQ(servers.size(), 2U);
+  ASSERT_TRUE(servers[0].pid && servers[1].pid);
+  EXPECT_NE(*servers[0].pid, *servers[1].pid);
 }
 
 TEST(SandboxWorkerTest, AnIdleServerIsStoppedAndTheSessionStartsItAgain) {
