@@ -156,8 +156,11 @@ int runServeWorker(std::span<const std::string> args) {
   options.idle = std::chrono::seconds(idle);
   options.stateDir = parsed->value("--state").value_or(context->paths.dataDir + "/sandbox");
   for (const auto& record : context->catalog.abilities()) {
-    if (const auto* ability = context->catalog.findAbility(record.name)) {
-      options.abilities.push_back(*ability);
+    if (record.ability) {
+      options.abilities.push_back(*record.ability);
+    } else {
+      printWarning("not served: ability " + record.name +
+                   " has a broken manifest: " + record.error.describe());
     }
   }
   options.runners = core::RunnerContext::fromProcess(context->toolDirs());
