@@ -71,6 +71,8 @@ core::Result<void> parseAuthority(std::string_view authority, int defaultPort,
       host = authority.substr(0, colon);
       port = authority.substr(colon + 1);
     }
+    // "example.com." and "example.com" are one name; /etc/hosts knows only the second.
+    if (host.size() > 1 && host.ends_with('.')) host.remove_suffix(1);
     if (!isHostName(host)) return bad("the host name is malformed");
     request.host = lower(host);
   }
