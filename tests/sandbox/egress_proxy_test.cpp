@@ -209,6 +209,25 @@ TEST(EgressProxyLimitsTest, AllowPrivateLetsOnlyItsRangeThrough) {
   EXPECT_EQ(lab->served("169.254.169.254:80"), 0);
 }
 
+TEST(EgressProxyLimitsTest, ASecondDnsAnswerCannotRedirectARequest) {
+  if (const std::string problem = namespaceProblem(); !problem.empty()) GTEST_SKIP() << problem;
+  // rebind.example is 93.184.216.34 for the first A query, then 10.0.0.5, with TTL 0.
+  auto lab = EgressLab::start({"--dns", "127.0.0.1:53"});
+  ASSERT_TRUE(lab);
+  const auto first = askProxy(lab->socketPath(), getRequest("http://rebind.example/"));
+  EXPECT_EQ(statusOf(first), 200) << first;
+  EXPECT_EQ(lab->served("93.184.216.34:80", 1), 1);
+  // Resolved once, and the address checked is the one dialled: a proxy that resolved again
+  // to connect would have reached 10.0.0.5.
+  EXPECT_EQ(lab->count("DNS A rebind.example", 1), 1);
+  EXPECT_EQ(lab->served("10.0.0.5:80"), 0);
+  const auto second = askProxy(lab->socketPath(), connectRequest("rebind.example:80"));
+  EXPECT_EQ(statusOf(second), 403) << second;
+  EXPECT_THAT(second, HasSubstr("10.0.0.5"));
+  EXPECT_EQ(lab->count("DNS A rebind.example", 2), 2);
+  EXPECT_EQ(lab->served("10.0.0.5:80"), 0);
+}
+
 TEST(EgressProxyLimitsTest, ConnectionsBeyondTheLimitGet503) {
   if (const std::string problem = namespaceProblem(); !problem.empty()) GTEST_SKIP() << problem;
   auto lab = EgressLab::start({"--max-connections", "2"});

@@ -3,18 +3,23 @@
 //
 //   kaja_egress_lab --socket PATH [--origin ADDR:PORT]... [--stall ADDR:PORT]
 //                   [--allow-private CIDR]... [--connect-timeout-ms N] [--idle-timeout-ms N]
-//                   [--request-timeout-ms N] [--max-connections N]
+//                   [--request-timeout-ms N] [--max-connections N] [--dns ADDR:PORT]
 //
 // Each --origin is a tiny HTTP server: it reads one request (head and Content-Length
 // body), prints "SAW ADDR:PORT <request line>" and answers 200 with "origin ADDR:PORT",
 // the head it got and the body. --stall listens with a full backlog and never accepts, so
-// a connection to it hangs. The egress proxy listens on PATH; its log lines are printed
+// a connection to it hangs. --dns is a DNS server (UDP) that answers A queries for
+// rebind.example with 93.184.216.34 the first time and 10.0.0.5 after that, TTL 0, AAAA
+// queries with no address and anything else with NXDOMAIN; it prints "DNS <type> <name>"
+// per query. The egress proxy listens on PATH; its log lines are printed
 // as "LOG <line>". Once everything listens it prints "PORT 0". On SIGTERM it stops the
 // proxy, prints "COUNTERS connections=… refused=… bad=… failed=… busy=…" and exits 0.
 #include <sys/socket.h>
 
+#include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/udp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -86,6 +91,55 @@ struct OriginRequest : std::enable_shared_from_this<OriginRequest> {
   }
 };
 
+// Answers DNS queries on `socket` as the header describes.
+struct DnsServer {
+  explicit DnsServer(asio::io_context& io, const asio::ip::udp::endpoint& at) : socket(io, at) {}
+  asio::ip::udp::socket socket;
+  asio::ip::udp::endpoint peer;
+  std::array<unsigned char, 512> query{};
+  int rebindAnswers = 0;
+
+  void receive() {
+    socket.async_receive_from(asio::buffer(query), peer,
+                              [this](const error_code& error, std::size_t size) {
+                                if (!error) answer(size);
+                                receive();
+                              });
+  }
+  void answer(std::size_t size) {
+    if (size < 17) return;
+    std::string name;
+    std::size_t at = 12;
+    while (at < size && query[at] != 0) {
+      const std::size_t length = query[at];
+      if (at + 1 + length >= size) return;
+      if (!name.empty()) name += '.';
+      name.append(reinterpret_cast<const char*>(&query[at + 1]), length);
+      at += 1 + length;
+    }
+    if (at + 5 > size) return;
+    const int type = query[at + 1] << 8 | query[at + 2];
+    const std::size_t questionEnd = at + 5;
+    std::printf("DNS %s %s\n", type == 1 ? "A" : type == 28 ? "AAAA" : "other", name.c_str());
+    std::fflush(stdout);
+    std::vector<unsigned char> reply(query.begin(), query.begin() + questionEnd);
+    const bool known = name == "rebind.example";
+    reply[2] = 0x81;                 // a response, recursion desired
+    reply[3] = known ? 0x80 : 0x83;  // recursion available; NXDOMAIN when unknown
+    reply[6] = reply[7] = reply[8] = reply[9] = reply[10] = reply[11] = 0;
+    if (known && type == 1) {
+      reply[7] = 1;
+      const unsigned char address[2][4] = {{93, 184, 216, 34}, {10, 0, 0, 5}};
+      const unsigned char* ip = address[rebindAnswers++ == 0 ? 0 : 1];
+      const unsigned char record[] = {0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 0, 0, 4};
+      reply.insert(reply.end(), std::begin(record), std::end(record));
+      reply.insert(reply.end(), ip, ip + 4);
+    }
+    error_code ignored;
+    socket.send_to(asio::buffer(reply), peer, 0, ignored);
+  }
+};
+
 void acceptOrigin(const std::shared_ptr<tcp::acceptor>& acceptor, const std::string& name) {
   acceptor->async_accept([acceptor, name](const error_code& error, tcp::socket socket) {
     if (error) return;
@@ -102,6 +156,7 @@ int main(int argc, char** argv) {
   std::vector<std::shared_ptr<tcp::acceptor>> origins;
   std::vector<std::unique_ptr<tcp::socket>> stalled;
   std::unique_ptr<tcp::acceptor> stall;
+  std::unique_ptr<DnsServer> dns;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const std::string value = argv[i + 1];
@@ -125,6 +180,11 @@ int main(int argc, char** argv) {
                         static_cast<socklen_t>(endpoint.size()));
         stalled.push_back(std::move(socket));
       }
+    } else if (flag == "--dns") {
+      const auto endpoint = parseEndpoint(value);
+      dns = std::make_unique<DnsServer>(
+          io, asio::ip::udp::endpoint(endpoint.address(), endpoint.port()));
+      dns->receive();
     } else if (flag == "--allow-private") {
       auto cidr = kaja::sandbox::parseCidr(value);
       if (!cidr) {
