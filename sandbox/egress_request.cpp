@@ -155,6 +155,28 @@ std::string hostHeader(const ProxyRequest& request) {
   return host;
 }
 
+// The origin must read the body's end where the client put it: one Content-Length of
+// digits, or Transfer-Encoding: chunked, never both.
+core::Result<void> checkBodyFraming(const std::vector<Header>& headers) {
+  int lengths = 0;
+  int encodings = 0;
+  for (const auto& header : headers) {
+    if (header.name == "content-length") {
+      ++lengths;
+      if (header.value.empty() || header.value.size() > 18 ||
+          !std::ranges::all_of(header.value, [](char c) { return c >= '0' && c <= '9'; })) {
+        return bad("its Content-Length is not a number");
+      }
+    } else if (header.name == "transfer-encoding") {
+      ++encodings;
+      if (lower(header.value) != "chunked") return bad("its Transfer-Encoding is not chunked");
+    }
+  }
+  if (lengths > 1 || encodings > 1) return bad("it repeats Content-Length or Transfer-Encoding");
+  if (lengths + encodings > 1) return bad("it has both Content-Length and Transfer-Encoding");
+  return {};
+}
+
 core::Result<void> parseHttpTarget(std::string_view method, std::string_view target,
                                    const std::vector<Header>& headers, ProxyRequest& request) {
   const std::string scheme = lower(target.substr(0, std::min<std::size_t>(target.size(), 8)));
@@ -174,13 +196,7 @@ core::Result<void> parseHttpTarget(std::string_view method, std::string_view tar
   if (auto ok = parseAuthority(authority, 80, request); !ok) return ok;
   std::string path(pathStart == std::string_view::npos ? "/" : rest.substr(pathStart));
   if (path.front() == '?') path.insert(0, "/");
-  bool length = false;
-  bool chunked = false;
-  for (const auto& header : headers) {
-    length = length || header.name == "content-length";
-    chunked = chunked || header.name == "transfer-encoding";
-  }
-  if (length && chunked) return bad("it has both Content-Length and Transfer-Encoding");
+  if (auto ok = checkBodyFraming(headers); !ok) return ok;
   const auto named = connectionTokens(headers);
   std::string head =
       std::string(method) + " " + path + " HTTP/1.1\r\nHost: " + hostHeader(request) + "\r\n";

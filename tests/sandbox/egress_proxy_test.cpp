@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <random>
+
 #include "tests/sandbox/egress_lab.h"
 
 namespace kaja::testing {
@@ -163,6 +165,33 @@ TEST_F(EgressProxyTest, BadRequestsGet400AndTheProxyKeepsServing) {
   EXPECT_EQ(statusOf(ask(getRequest("http://93.184.216.34/"))), 200);
   EXPECT_EQ(lab_->served("93.184.216.34:80", static_cast<int>(std::size(bad)) + 1),
             static_cast<int>(std::size(bad)) + 1);
+}
+
+TEST_F(EgressProxyTest, MutatedRequestsNeverReachAPrivateOrigin) {
+  const std::string valid[] = {
+      "GET http://93.184.216.34/a?b=c HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n",
+      "CONNECT 93.184.216.34:80 HTTP/1.1\r\nHost: 93.184.216.34:80\r\n\r\n",
+      "GET http://[::ffff:5db8:d822]/ HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+  };
+  std::mt19937 random(20261201);
+  for (int round = 0; round < 150; ++round) {
+    std::string request = valid[round % 3];
+    const int flips = 1 + static_cast<int>(random() % 4);
+    for (int i = 0; i < flips; ++i) {
+      // Keep the closing blank line, so that every request is answered at once.
+      request[random() % (request.size() - 4)] = static_cast<char>(random() % 256);
+    }
+    const auto answer = ask(request);
+    const int status = statusOf(answer);
+    EXPECT_TRUE(status == 200 || status == 400 || status == 403 || status == 502)
+        << ::testing::PrintToString(request) << "\n"
+        << answer;
+  }
+  for (const char* origin :
+       {"10.0.0.5:80", "169.254.169.254:80", "100.100.100.200:80", "127.0.0.1:80"}) {
+    EXPECT_EQ(lab_->served(origin), 0) << origin;
+  }
+  EXPECT_EQ(statusOf(ask(getRequest("http://93.184.216.34/"))), 200);
 }
 
 TEST_F(EgressProxyTest, UnreachableOriginsGet502AndSilentOnes504) {

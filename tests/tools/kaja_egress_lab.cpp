@@ -26,6 +26,7 @@
 #include <boost/asio/write.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,7 +68,9 @@ struct OriginRequest : std::enable_shared_from_this<OriginRequest> {
   void onHead(std::size_t headSize) {
     std::size_t length = 0;
     const auto at = data.find("\r\nContent-Length: ");
-    if (at != std::string::npos && at < headSize) length = std::stoul(data.substr(at + 18));
+    if (at != std::string::npos && at < headSize) {
+      length = std::strtoul(data.c_str() + at + 18, nullptr, 10);
+    }
     const std::size_t have = data.size() - headSize;
     const std::size_t missing = length > have ? length - have : 0;
     data.resize(headSize + std::max(length, have));
