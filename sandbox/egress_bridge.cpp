@@ -37,7 +37,7 @@ namespace {
 
 constexpr int kExitUsage = 2;
 constexpr int kExitCannotStart = 126;
-constexpr std::size_t kBuffer = 16 * 1024;
+constexpr std::size_t kBuffer = std::size_t{16} * 1024;
 constexpr std::size_t kMaxRelays = 512;
 
 struct Usage {
@@ -139,6 +139,7 @@ core::UniqueFd listenOn(const Usage& usage, std::string& problem) {
 // reported rather than seen as a quick exit.
 pid_t startProgram(const std::vector<std::string>& program, std::string& problem) {
   std::vector<char*> argv;
+  argv.reserve(program.size() + 1);
   for (const auto& arg : program) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
   int pipeFds[2];

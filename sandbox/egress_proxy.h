@@ -25,7 +25,9 @@ struct EgressOptions {
   std::chrono::milliseconds idleTimeout{std::chrono::minutes(5)};  ///< a silent tunnel closes
   std::chrono::milliseconds requestTimeout{10000};  ///< for the request head to arrive
   std::size_t maxConnections = 1024;                ///< then new ones get 503
-  std::function<void(const std::string&)> log;      ///< one line per refused request
+  /// One line per refused or bad request, for the operator; called on the threads that
+  /// run the io_context, so it must be safe to call from them.
+  std::function<void(const std::string&)> log;
 };
 
 /// What the proxy has done since it started.
@@ -54,7 +56,7 @@ class EgressProxy {
   /// file) with mode 0600, and listens. Fails with kIo naming the call and errno.
   static core::Result<std::unique_ptr<EgressProxy>> create(boost::asio::io_context& io,
                                                            EgressOptions options);
-  /// Stops (see stop()).
+  /// Stops (see stop()). Destroy the proxy before its io_context.
   ~EgressProxy();
   EgressProxy(const EgressProxy&) = delete;
   EgressProxy& operator=(const EgressProxy&) = delete;

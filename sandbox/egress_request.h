@@ -10,7 +10,7 @@
 namespace kaja::sandbox {
 
 /// The most bytes a request head (request line and headers) may take at the egress proxy.
-inline constexpr std::size_t kMaxRequestHead = 16 * 1024;
+inline constexpr std::size_t kMaxRequestHead = std::size_t{16} * 1024;
 
 /// One request to the egress proxy, parsed and checked for form (not yet for where it goes).
 struct ProxyRequest {

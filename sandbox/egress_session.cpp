@@ -18,7 +18,7 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-constexpr std::size_t kRelayBuffer = 16 * 1024;
+constexpr std::size_t kRelayBuffer = std::size_t{16} * 1024;
 const std::string kUnreadable = "kaja's sandbox proxy could not read the request: ";
 // How long an answered client may keep sending before the proxy hangs up on it.
 constexpr std::chrono::milliseconds kLinger{2000};
@@ -252,7 +252,7 @@ void EgressSession::arm(std::chrono::milliseconds after) {
 void EgressSession::onTimer() {
   switch (phase_) {
     case Phase::kDial: {
-      const auto seconds = shared_->options.connectTimeout.count() / 1000.0;
+      const auto seconds = std::chrono::duration<double>(shared_->options.connectTimeout).count();
       char text[32];
       std::snprintf(text, sizeof text, "%g", seconds);
       return unreachable(504, "kaja's sandbox proxy got no answer from " + request_.host + ":" +
