@@ -169,4 +169,15 @@ EgressCounters EgressProxy::counters() const {
           shared_->badRequests, shared_->failed,  shared_->busy,      shared_->active};
 }
 
+std::vector<std::pair<std::string, std::string>> egressProxyEnvironment(std::uint16_t port) {
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  const std::string local = "localhost,127.0.0.1,::1";
+  return {{"HTTP_PROXY", url},  {"HTTPS_PROXY", url}, {"http_proxy", url},
+          {"https_proxy", url}, {"NO_PROXY", local},  {"no_proxy", local}};
+}
+
+std::string egressChromeFlag(std::uint16_t port) {
+  return "--proxy-server=http://127.0.0.1:" + std::to_string(port);
+}
+
 }  // namespace kaja::sandbox

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -75,5 +76,14 @@ class EgressProxy {
   explicit EgressProxy(std::shared_ptr<Shared> shared);
   std::shared_ptr<Shared> shared_;
 };
+
+/// Returns the environment that makes a confined server's HTTP clients go out through its
+/// bridge at 127.0.0.1:`port`: HTTP_PROXY and HTTPS_PROXY (and the lower-case forms, which
+/// curl reads), and NO_PROXY for the namespace's own loopback. Chrome ignores these; give
+/// it egressChromeFlag(port).
+std::vector<std::pair<std::string, std::string>> egressProxyEnvironment(std::uint16_t port);
+
+/// Returns Chrome's flag for the bridge at 127.0.0.1:`port`: "--proxy-server=http://…".
+std::string egressChromeFlag(std::uint16_t port);
 
 }  // namespace kaja::sandbox
