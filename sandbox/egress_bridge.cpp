@@ -305,8 +305,12 @@ int relayUntilExit(pid_t pid, int signals, int listener, const std::string& sock
   for (;;) {
     fds.assign({{signals, POLLIN, 0}, {listener, POLLIN, 0}});
     for (const auto& relay : relays) {
-      fds.push_back({relay->tcp.get(), eventsFor(relay->tcp.get(), *relay), 0});
-      fds.push_back({relay->unix.get(), eventsFor(relay->unix.get(), *relay), 0});
+      // A socket with nothing to wait for is left out (fd -1): poll would still report its
+      // hang-up at once, and the loop would spin until the other side drains.
+      for (const int fd : {relay->tcp.get(), relay->unix.get()}) {
+        const short events = eventsFor(fd, *relay);
+        fds.push_back({events != 0 ? fd : -1, events, 0});
+      }
     }
     if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return kExitCannotStart;
     if (fds[0].revents != 0) {

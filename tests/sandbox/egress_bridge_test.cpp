@@ -108,7 +108,7 @@ TEST(EgressBridgeTest, AProgramWithoutNetworkGoesOutOnlyThroughBridgeAndProxy) {
   if (const std::string problem = bwrapProblem(); !problem.empty()) GTEST_SKIP() << problem;
   auto lab = EgressLab::start();
   ASSERT_TRUE(lab);
-  const std::string script = R"(
+  const std::string script = R"sh(
 export http_proxy=http://127.0.0.1:3128 HTTP_PROXY=http://127.0.0.1:3128
 grep VmRSS /proc/$PPID/status
 curl -sS --max-time 10 http://93.184.216.34/via-env; echo "env=$?"
@@ -119,11 +119,15 @@ curl -sS --max-time 10 -o /dev/null -w "named=%{http_code}\n" http://private.exa
 head -c 1048576 /dev/urandom > /tmp/big
 curl -sS --max-time 30 --data-binary @/tmp/big http://93.184.216.34/echo -o /tmp/answer
 tail -c 1048576 /tmp/answer | cmp -s - /tmp/big && echo same=yes
+(for i in $(seq 20); do
+  curl -sS --max-time 30 -o /dev/null -w "%{http_code}\n" http://93.184.216.34/p$i &
+done; wait) > /tmp/codes
+echo "parallel=$(grep -c '^200$' /tmp/codes)"
 curl -sS --noproxy '*' --max-time 5 http://93.184.216.34/raw 2>/dev/null; echo "raw=$?"
 bash -c 'echo x > /dev/tcp/93.184.216.34/80' 2>/dev/null; echo "tcp=$?"
 bash -c 'echo x > /dev/udp/93.184.216.34/53' 2>/dev/null; echo "udp=$?"
 exit 7
-)";
+)sh";
   RunOptions options;
   options.timeoutSeconds = 90;
   const auto result = runCommandWith({"/usr/bin/bwrap",
@@ -166,11 +170,12 @@ exit 7
   EXPECT_THAT(result.out, HasSubstr("metadata=403"));
   EXPECT_THAT(result.out, HasSubstr("named=403"));
   EXPECT_THAT(result.out, HasSubstr("same=yes"));
+  EXPECT_THAT(result.out, HasSubstr("parallel=20"));
   EXPECT_THAT(result.out, HasSubstr("raw=7"));
   EXPECT_THAT(result.out, Not(HasSubstr("tcp=0")));
   EXPECT_THAT(result.out, Not(HasSubstr("udp=0")));
-  // Only the three requests through the proxy reached the public server.
-  EXPECT_EQ(lab->served("93.184.216.34:80", 3), 3);
+  // Only the 23 requests through the proxy reached the public server.
+  EXPECT_EQ(lab->served("93.184.216.34:80", 23), 23);
   EXPECT_EQ(lab->served("10.0.0.5:80"), 0);
   EXPECT_EQ(lab->served("169.254.169.254:80"), 0);
   const auto rss = result.out.find("VmRSS:");
