@@ -2,11 +2,11 @@
 
 // The egress tests' small internet: tests/tools/kaja_egress_lab in a network and mount
 // namespace of its own (unshare -n -m), with 93.184.216.34 (public), 10.0.0.5 (private),
-// 169.254.169.254 and 100.100.100.200 (metadata) on the namespace's loopback, an origin
-// on port 80 of each and of 127.0.0.1, a stalled listener on 93.184.216.34:81, and a
-// private /etc/hosts (private.example, public.example, mixed.example) and resolv.conf
-// bound over the real ones. No packet leaves that namespace. Also a small client for the
-// proxy's unix socket.
+// 169.254.169.254 and 100.100.100.200 (metadata), and 2606:4700::1111 (public, when the
+// kernel has IPv6) on the namespace's loopback, an origin on port 80 of each and of 127.0.0.1, a
+// stalled listener on 93.184.216.34:81, and a private /etc/hosts (private.example, public.example,
+// mixed.example, public6.example, mixed6.example) and resolv.conf bound over the real ones. No
+// packet leaves that namespace. Also a small client for the proxy's unix socket.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -46,12 +46,15 @@ class EgressLab {
     const std::string dir = lab->dir_.path();
     lab->dir_.write("hosts",
                     "127.0.0.1 localhost\n10.0.0.5 private.example\n93.184.216.34 "
-                    "public.example\n93.184.216.34 mixed.example\n10.0.0.5 mixed.example\n");
+                    "public.example\n93.184.216.34 mixed.example\n10.0.0.5 mixed.example\n"
+                    "2606:4700::1111 public6.example\n93.184.216.34 mixed6.example\n"
+                    "fd00::5 mixed6.example\n");
     lab->dir_.write("resolv.conf", "nameserver 127.0.0.1\n");
     std::string script =
         "set -e\nip link set lo up\n"
         "for a in 93.184.216.34 10.0.0.5 169.254.169.254 100.100.100.200; do\n"
         "  ip addr add $a/32 dev lo\ndone\n"
+        "ip -6 addr add 2606:4700::1111/128 dev lo nodad 2>/dev/null || true\n"
         "mount --bind " +
         dir +
         "/hosts /etc/hosts\n"
@@ -61,7 +64,8 @@ class EgressLab {
         "exec " +
         std::string(KAJA_BIN_DIR) + "/kaja_egress_lab --socket " + dir +
         "/egress.sock --origin 93.184.216.34:80 --origin 10.0.0.5:80 --origin "
-        "169.254.169.254:80 --origin 100.100.100.200:80 --origin 127.0.0.1:80 --stall "
+        "169.254.169.254:80 --origin 100.100.100.200:80 --origin 127.0.0.1:80 --origin "
+        "[2606:4700::1111]:80 --stall "
         "93.184.216.34:81";
     for (const auto& flag : flags) script += " " + flag;
     core::LaunchPlan plan;

@@ -127,6 +127,22 @@ TEST_F(EgressProxyTest, ANameIsResolvedOnceAndItsPublicAddressUsed) {
   EXPECT_EQ(lab_->served("93.184.216.34:80", 2), 2);
 }
 
+TEST_F(EgressProxyTest, Ipv6AddressesAreCheckedAndDialledToo) {
+  // Checked before any dial: fd00::5 is private whether or not the kernel has IPv6.
+  EXPECT_EQ(statusOf(ask(getRequest("http://mixed6.example/"))), 403);
+  // IPv4-mapped public addresses are dialled as IPv4.
+  EXPECT_EQ(statusOf(ask(getRequest("http://[::ffff:93.184.216.34]/"))), 200);
+  EXPECT_EQ(lab_->served("93.184.216.34:80", 1), 1);
+  if (lab_->count("NO-ORIGIN [2606:4700::1111]:80", 0) != 0) {
+    GTEST_SKIP() << "this kernel has no IPv6; the IPv6 origin did not start";
+  }
+  EXPECT_EQ(statusOf(ask(connectRequest("[2606:4700::1111]:80") +
+                         "GET /six HTTP/1.1\r\nHost: x\r\n\r\n")),
+            200);
+  EXPECT_EQ(statusOf(ask(getRequest("http://public6.example/"))), 200);
+  EXPECT_EQ(lab_->served("[2606:4700::1111]:80", 2), 2);
+}
+
 TEST_F(EgressProxyTest, BadRequestsGet400AndTheProxyKeepsServing) {
   const std::string bad[] = {
       std::string("\x00\x01\x02garbage\xff\r\n\r\n", 15),

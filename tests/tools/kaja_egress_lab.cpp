@@ -7,13 +7,13 @@
 //
 // Each --origin is a tiny HTTP server: it reads one request (head and Content-Length
 // body), prints "SAW ADDR:PORT <request line>" and answers 200 with "origin ADDR:PORT",
-// the head it got and the body. --stall listens with a full backlog and never accepts, so
-// a connection to it hangs. --dns is a DNS server (UDP) that answers A queries for
-// rebind.example with 93.184.216.34 the first time and 10.0.0.5 after that, TTL 0, AAAA
-// queries with no address and anything else with NXDOMAIN; it prints "DNS <type> <name>"
-// per query. The egress proxy listens on PATH; its log lines are printed
-// as "LOG <line>". Once everything listens it prints "PORT 0". On SIGTERM it stops the
-// proxy, prints "COUNTERS connections=… refused=… bad=… failed=… busy=…" and exits 0.
+// the head it got and the body; one it cannot listen on is reported as "NO-ORIGIN ADDR". --stall
+// listens with a full backlog and never accepts, so a connection to it hangs. --dns is a DNS server
+// (UDP) that answers A queries for rebind.example with 93.184.216.34 the first time and 10.0.0.5
+// after that, TTL 0, AAAA queries with no address and anything else with NXDOMAIN; it prints "DNS
+// <type> <name>" per query. The egress proxy listens on PATH; its log lines are printed as "LOG
+// <line>". Once everything listens it prints "PORT 0". On SIGTERM it stops the proxy, prints
+// "COUNTERS connections=… refused=… bad=… failed=… busy=…" and exits 0.
 #include <sys/socket.h>
 
 #include <array>
@@ -166,7 +166,17 @@ int main(int argc, char** argv) {
     if (flag == "--socket") {
       options.socketPath = value;
     } else if (flag == "--origin") {
-      auto acceptor = std::make_shared<tcp::acceptor>(io, parseEndpoint(value));
+      // An address this kernel cannot have (IPv6 switched off, say) is reported, not fatal.
+      auto acceptor = std::make_shared<tcp::acceptor>(io);
+      error_code error;
+      const auto endpoint = parseEndpoint(value);
+      acceptor->open(endpoint.protocol(), error);
+      if (!error) acceptor->bind(endpoint, error);
+      if (!error) acceptor->listen(asio::socket_base::max_listen_connections, error);
+      if (error) {
+        std::printf("NO-ORIGIN %s %s\n", value.c_str(), error.message().c_str());
+        continue;
+      }
       acceptOrigin(acceptor, value);
       origins.push_back(acceptor);
     } else if (flag == "--stall") {
