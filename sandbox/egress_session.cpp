@@ -179,6 +179,8 @@ void EgressSession::onConnected(const error_code& error) {
   error_code ignored;
   origin_.set_option(tcp::no_delay(true), ignored);
   phase_ = Phase::kRelay;
+  // From here the timer is the idle one, even while the first bytes are still on their way.
+  lastActivity_ = std::chrono::steady_clock::now();
   if (!request_.tunnel) {
     ++shared_->forwarded;
     return sendToOrigin(request_.originHead + head_);
