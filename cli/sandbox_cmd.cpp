@@ -144,6 +144,12 @@ int runServeWorker(std::span<const std::string> args) {
     }
     options.pids = static_cast<std::uint64_t>(*given);
   }
+  for (const auto& [flag, value] : parsed->values) {
+    if (flag != "--allow-private") continue;
+    auto range = sandbox::parseCidr(value);
+    if (!range) return reportError(range.error());
+    options.allowPrivate.push_back(*range);
+  }
   // Servers see the marketplaces and kaja's own runners, never its keys or data.
   options.readOnly = {context->paths.shippedMarketplace, context->paths.userMarketplace};
   for (const auto& dir : context->toolDirs()) options.readOnly.push_back(dir);

@@ -16,6 +16,7 @@
 #include "core/server/http_front.h"
 #include "sandbox/cgroups.h"
 #include "sandbox/confine.h"
+#include "sandbox/egress_proxy.h"
 #include "sandbox/eligibility.h"
 #include "sandbox/http_api.h"
 
@@ -97,6 +98,8 @@ struct Worker::Impl {
   std::string limitsOff;
   std::map<ServerKey, ServerCgroup> groups;
   std::uint64_t nextGroup = 1;
+  std::unique_ptr<EgressProxy> egress;
+  std::string egressSocket;
   std::unique_ptr<ServerPool> pool;
   std::unique_ptr<core::server::HttpFront> front;
   asio::steady_timer statusTimer;
@@ -159,6 +162,7 @@ core::Result<core::LaunchPlan> Worker::Impl::confined(const core::LaunchPlan& pl
   confinement.hidden.push_back(options.keyFile);
   confinement.hidden.push_back(options.stateDir);
   confinement.nestedUserNamespaces = options.nestedUserNamespaces;
+  confinement.egressSocket = egressSocket;
   if (cgroups && (options.memoryBytes > 0 || options.pids > 0)) {
     groups.erase(key);
     auto group = cgroups->create("s" + std::to_string(nextGroup++),
@@ -263,6 +267,16 @@ core::Result<std::unique_ptr<Worker>> Worker::create(asio::io_context& io, Worke
     impl->offeredLines.push_back(ability.name + ": " + resolution.runs(true));
     impl->served.emplace(ability.name, std::make_pair(ability, std::move(resolution)));
   }
+  if (impl->options.isolate && impl->options.egress) {
+    EgressOptions egress;
+    egress.socketPath = impl->options.stateDir + "/egress.sock";
+    egress.allowPrivate = impl->options.allowPrivate;
+    egress.log = impl->options.log;
+    auto proxy = EgressProxy::create(io, std::move(egress));
+    if (!proxy) return std::unexpected(proxy.error());
+    impl->egress = std::move(*proxy);
+    impl->egressSocket = impl->options.stateDir + "/egress.sock";
+  }
   PoolOptions pool;
   pool.idle = impl->options.idle;
   pool.shared = impl->options.shared;
@@ -311,6 +325,7 @@ Worker::~Worker() = default;
 
 void Worker::start() {
   impl_->front->start();
+  if (impl_->egress) impl_->egress->start();
   auto tick = std::make_shared<std::function<void()>>();
   *tick = [this, tick] {
     if (impl_->stopping) return;
@@ -329,7 +344,10 @@ void Worker::stop(std::function<void()> done) {
   impl_->front->stop();
   std::error_code ec;
   fs::remove(statusFile(impl_->options.stateDir), ec);
-  impl_->pool->stop(std::move(done));
+  impl_->pool->stop([this, done = std::move(done)] {
+    if (impl_->egress) impl_->egress->stop();
+    if (done) done();
+  });
 }
 
 std::uint16_t Worker::port() const { return impl_->front->port(); }

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/manifest/ability.h"
 #include "core/runner/runner_resolver.h"
+#include "sandbox/cidr.h"
 #include "sandbox/pool.h"
 #include "sandbox/token.h"
 
@@ -55,6 +56,10 @@ struct WorkerOptions {
   std::uint64_t pids = 0;         ///< per server, when cgroups are writable; 0: no limit
   /// Let servers make user namespaces of their own (Chromium's sandbox needs it).
   bool nestedUserNamespaces = true;
+  /// Give confined servers a way out: the egress proxy, public addresses only (K22).
+  /// Without it they have no network at all.
+  bool egress = true;
+  std::vector<Cidr> allowPrivate;  ///< private ranges the operator lets servers reach
   std::chrono::milliseconds connectTimeout{std::chrono::seconds(30)};
   std::chrono::milliseconds callTimeout{std::chrono::minutes(10)};
   std::function<void(const std::string&)> log;
