@@ -57,6 +57,11 @@ class WorkerHarness {
     files.args = {kFilesystem, "/home/user"};
     files.tools = std::vector<std::string>{"write_file", "read_text_file", "list_directory"};
     options.abilities.push_back(files);
+    core::Ability faulty;
+    faulty.name = "faulty";
+    faulty.command = std::string(KAJA_BIN_DIR) + "/kaja_fault_server";
+    faulty.tools = std::vector<std::string>{"echo", "crash"};
+    options.abilities.push_back(faulty);
     options.shared = shared;
     options.idle = idle;
     options.stateDir = dir.path() + "/state";
@@ -305,6 +310,34 @@ TEST(SandboxWorkerTest, AnIdleServerIsStoppedAndTheSessionStartsItAgain) {
   ASSERT_EQ(servers.size(), 1U);
   ASSERT_TRUE(servers[0].pid);
   EXPECT_NE(*servers[0].pid, first);
+}
+
+TEST(SandboxWorkerTest, ACrashedServerIsStartedAgainAndOthersKeepWorking) {
+  WorkerHarness h;
+  const std::string alice = h.token("alice");
+  const std::string session = h.initialize(path("alice", "faulty"), alice);
+  const std::string other = h.initialize(path("alice"), alice);
+  EXPECT_EQ(text(h.call(path("alice", "faulty"), alice, session, "echo", {{"text", "1"}})), "1");
+  const auto before = h.status();
+  ASSERT_EQ(before.size(), 2U);
+  ASSERT_TRUE(before[1].pid);
+  const pid_t first = *before[1].pid;
+  const Json crashed = h.call(path("alice", "faulty"), alice, session, "crash", Json::object());
+  EXPECT_TRUE(crashed.contains("error") || crashed["result"].value("isError", false))
+      << crashed.dump();
+  // The other server of the same user is untouched.
+  EXPECT_EQ(text(h.call(path("alice"), alice, other, "echo", {{"message", "still"}})),
+            "Echo: still");
+  // The crashed one comes back (after its backoff) in the same session.
+  std::string answer;
+  EXPECT_TRUE(eventually([&] {
+    answer = text(h.call(path("alice", "faulty"), alice, session, "echo", {{"text", "2"}}));
+    return answer == "2";
+  })) << answer;
+  const auto after = h.status();
+  ASSERT_EQ(after.size(), 2U);
+  ASSERT_TRUE(after[1].pid);
+  EXPECT_NE(*after[1].pid, first);
 }
 
 TEST(SandboxWorkerTest, ACallThatOutlivesTheIdleDeadlineIsNeverCut) {
