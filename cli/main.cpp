@@ -122,14 +122,26 @@ constexpr Command kCommands[] = {
      "Keys never appear in argv, logs, errors or --json output.\n",
      runKey},
     {"sandbox", "sandbox serve|token|status …", "host stdio servers for cloud users",
-     "kaja sandbox serve --listen HOST:PORT --key-file F [--shared] [--idle S]\n"
+     "kaja sandbox serve --listen HOST:PORT --key-file F [options]\n"
      "    offers each (user, ability) as a Streamable HTTP MCP endpoint at\n"
-     "    /users/USER/abilities/ABILITY/mcp, each server confined and kept warm\n"
-     "kaja sandbox token USER [--ttl S] --key-file F\n"
-     "    prints a bearer token for USER, signed with the worker's key\n"
-     "kaja sandbox status [--json]\n"
-     "    lists the worker's live servers\n"
-     "Run `kaja sandbox serve --help` for every option.\n",
+     "    /users/USER/abilities/ABILITY/mcp; each server runs confined (bubblewrap), is\n"
+     "    kept warm, and reaches only public addresses through kaja's proxy\n"
+     "kaja sandbox token USER --key-file F [--ttl S]\n"
+     "    prints a bearer token for USER (default lifetime 3600 s)\n"
+     "kaja sandbox status [--json] [--state DIR]\n"
+     "    lists the worker's live servers: user, ability, pid, memory, idle, calls\n\n"
+     "Options of serve:\n"
+     "  --key-file F        the worker's key (at least 32 bytes, mode 0600); make one with\n"
+     "                      head -c 32 /dev/urandom > F && chmod 600 F\n"
+     "  --idle S            stop a server after S seconds with no request (default 600)\n"
+     "  --shared            servers per turn (Kaja-Turn header), stopped when it ends;\n"
+     "                      trustedSandbox abilities are refused\n"
+     "  --memory SIZE       memory limit per server (512M, 2G), where cgroups are writable\n"
+     "  --pids N            process limit per server, where cgroups are writable\n"
+     "  --allow-private CIDR  let servers reach this private range (repeatable)\n"
+     "  --max-servers N     servers running at once (default 512)\n"
+     "  --max-per-user N    servers one user may run at once (default 32)\n"
+     "  --state DIR         homes and status.json (default DATA_DIR/sandbox)\n",
      runSandbox},
 };
 
