@@ -10,9 +10,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "core/manifest/cloud_eligibility.h"
 #include "core/process/process_tree.h"
 #include "core/server/http_front.h"
-#include "sandbox/eligibility.h"
 #include "sandbox/http_api.h"
 
 namespace kaja::sandbox {
@@ -167,7 +167,7 @@ core::Result<std::unique_ptr<Worker>> Worker::create(asio::io_context& io, Worke
   if (!options.runners) options.runners = core::RunnerContext::fromProcess({});
   auto impl = std::make_unique<Impl>(io, std::move(options));
   for (const auto& ability : impl->options.abilities) {
-    if (auto why = cloudRefusal(ability, impl->options.shared)) {
+    if (auto why = core::cloudRefusal(ability, impl->options.shared)) {
       impl->refusals.emplace(ability.name, *why);
       impl->refusedLines.push_back(*why);
       continue;
