@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "cli/output.h"
@@ -42,8 +43,8 @@ core::Result<std::string> readTokenFile(const core::SandboxSettings& settings) {
   return token;
 }
 
-// A token made here under the worker's key, as `kaja sandbox token` would make it.
-core::Result<std::string> makeToken(const core::SandboxSettings& settings) {
+// Makes tokens under the worker's key, as `kaja sandbox token` would, one per request.
+core::Result<std::function<std::string()>> tokenMaker(const core::SandboxSettings& settings) {
   auto key = sandbox::readKeyFile(*settings.keyFile);
   if (!key) {
     core::Error error = key.error();
@@ -51,7 +52,11 @@ core::Result<std::string> makeToken(const core::SandboxSettings& settings) {
     error.context = where(settings.credentialAt);
     return std::unexpected(std::move(error));
   }
-  return sandbox::makeToken(*key, settings.user, sandbox::unixNow() + kSandboxTokenTtlSeconds);
+  // The user was checked when config.toml was read, so making a token cannot fail.
+  return [key = std::move(*key), user = settings.user] {
+    auto token = sandbox::makeToken(key, user, sandbox::unixNow() + kSandboxTokenTtlSeconds);
+    return token ? *token : std::string();
+  };
 }
 
 }  // namespace
@@ -79,10 +84,18 @@ core::Result<core::RunnerContext> Context::runners() const {
   core::RunnerContext runners = core::RunnerContext::fromProcess(toolDirs());
   if (!config.sandbox) return runners;
   const core::SandboxSettings& settings = *config.sandbox;
-  auto token = settings.tokenFile ? readTokenFile(settings) : makeToken(settings);
-  if (!token) return std::unexpected(token.error());
-  runners.sandbox = core::SandboxTarget{settings.url, settings.user, std::move(*token),
-                                        settings.shared, config.file};
+  core::SandboxTarget target{settings.url, settings.user, "", settings.shared, config.file, {}};
+  if (settings.tokenFile) {
+    auto token = readTokenFile(settings);
+    if (!token) return std::unexpected(token.error());
+    target.token = std::move(*token);
+  } else {
+    auto maker = tokenMaker(settings);
+    if (!maker) return std::unexpected(maker.error());
+    target.token = (*maker)();
+    target.freshToken = std::move(*maker);
+  }
+  runners.sandbox = std::move(target);
   return runners;
 }
 

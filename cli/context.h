@@ -34,9 +34,9 @@ struct Context {
   [[nodiscard]] std::vector<std::string> toolDirs() const;
 
   /// Returns where this machine's abilities run: PATH and the tools folders, and, with
-  /// `[sandbox]` configured, the worker with a token read from token_file or made from
-  /// key_file (good for kSandboxTokenTtlSeconds). Fails with the config file's line when the
-  /// token cannot be had.
+  /// `[sandbox]` configured, the worker with a token read from token_file, or made from
+  /// key_file afresh for each request (each good for kSandboxTokenTtlSeconds). Fails with
+  /// the config file's line when the token cannot be had.
   [[nodiscard]] core::Result<core::RunnerContext> runners() const;
 };
 

@@ -155,7 +155,7 @@ net::HttpRequest HttpTransport::buildRequest(const Exchange& exchange) const {
   request.timeout = options_.timeout;
   request.streamIdleTimeout = options_.streamIdleTimeout;
   request.maxBodyBytes = options_.maxBodyBytes;
-  request.headers = plan_.headers;
+  request.headers = plan_.freshHeaders ? plan_.freshHeaders() : plan_.headers;
   switch (exchange.kind) {
     case Kind::kPost:
     case Kind::kReinit:

@@ -96,7 +96,7 @@ void SseTransport::launch(Exchange exchange) {
   request.url = exchange.url.text;
   request.timeout = options_.timeout;
   request.maxBodyBytes = options_.maxBodyBytes;
-  request.headers = plan_.headers;
+  request.headers = plan_.freshHeaders ? plan_.freshHeaders() : plan_.headers;
   if (exchange.stream) {
     request.method = "GET";
     request.headers.emplace_back("Accept", "text/event-stream");

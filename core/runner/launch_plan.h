@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,9 @@ struct RemotePlan {
   std::string url;
   bool sse = false;  ///< legacy HTTP+SSE rather than Streamable HTTP
   std::vector<std::pair<std::string, std::string>> headers;
+  /// When set, the headers of each request instead of `headers` (which hold the first
+  /// ones): a token made afresh, so a long-running connection never sends an expired one.
+  std::function<std::vector<std::pair<std::string, std::string>>()> freshHeaders;
   /// Where the server runs when not at its own address, e.g. "the sandbox at https://…";
   /// every message about the connection names it. Empty for an ability's own URL.
   std::string via;

@@ -117,6 +117,12 @@ void resolveSandboxed(const Ability& ability, const SandboxTarget& sandbox, Reso
   RemotePlan plan;
   plan.url = sandbox.url + "/users/" + sandbox.user + "/abilities/" + ability.name + "/mcp";
   plan.headers.emplace_back("Authorization", "Bearer " + sandbox.token);
+  if (sandbox.freshToken) {
+    plan.freshHeaders = [mint = sandbox.freshToken] {
+      return std::vector<std::pair<std::string, std::string>>{
+          {"Authorization", "Bearer " + mint()}};
+    };
+  }
   plan.via = "the sandbox at " + sandbox.url;
   plan.credentialsHint = "the sandbox did not accept kaja's token for user \"" + sandbox.user +
                          "\"; check token_file or key_file under [sandbox] in " +

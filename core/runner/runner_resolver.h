@@ -32,6 +32,9 @@ struct SandboxTarget {
   bool shared = false;  ///< a shared worker: trustedSandbox abilities stay local (K23)
   /// Where the settings came from, named when the worker refuses the token.
   std::string configFile;
+  /// When set (kaja holds the worker's key), makes a new token for each request, so a
+  /// long-running `kaja serve` never sends an expired one; `token` is its first.
+  std::function<std::string()> freshToken;
 };
 
 /// How long a turn waits for a sandboxed server to connect before giving up on it (K24).

@@ -275,6 +275,15 @@ TEST_F(RunnerResolverTest, SandboxRunsEligibleStdioAbilitiesOverHttp) {
   EXPECT_THAT(res.runs(), Not(HasSubstr("kj1_secret")));
   EXPECT_THAT(res.remote->credentialsHint, HasSubstr("/cfg/config.toml"));
   EXPECT_EQ(res.connectLimit, kSandboxConnectLimit);
+  EXPECT_FALSE(res.remote->freshHeaders);
+  // With the worker's key at hand, each request gets a token of its own.
+  int made = 0;
+  ctx.sandbox->freshToken = [&made] { return "kj1_fresh" + std::to_string(++made); };
+  auto fresh = resolveAbility(ability(listed, "echoer"), ctx, std::nullopt);
+  ASSERT_TRUE(fresh.remote && fresh.remote->freshHeaders);
+  EXPECT_EQ(fresh.remote->freshHeaders()[0].second, "Bearer kj1_fresh1");
+  EXPECT_EQ(fresh.remote->freshHeaders()[0].second, "Bearer kj1_fresh2");
+  ctx.sandbox->freshToken = nullptr;
   EXPECT_TRUE(res.notInSandbox.empty());
   EXPECT_TRUE(runsInSandbox(ability(listed, "echoer"), ctx, std::nullopt));
 
