@@ -27,8 +27,9 @@ struct Row {
   std::string source;
   std::string manifest;
   std::vector<std::string> warnings;
-  json tools;   ///< the allow-list with each tool's line from toolDescriptions (K18)
-  json policy;  ///< approval, localOnly, key needs: what a reader wants before running it
+  json sandbox;  ///< with [sandbox] configured: whether it runs there, and if not why
+  json tools;    ///< the allow-list with each tool's line from toolDescriptions (K18)
+  json policy;   ///< approval, localOnly, key needs: what a reader wants before running it
 };
 
 Row describe(const marketplace::AbilityRecord& record, const core::RunnerContext& runners,
@@ -52,6 +53,15 @@ Row describe(const marketplace::AbilityRecord& record, const core::RunnerContext
   row.runs = resolution.runs();
   row.shortRuns = resolution.runs(true);
   row.warnings = resolution.warnings;
+  if (runners.sandbox) {
+    const bool there = resolution.runner == core::RunnerKind::kSandbox;
+    row.sandbox = {{"runsThere", there},
+                   {"reason", there ? json() : json(resolution.notInSandbox)}};
+    // A stdio ability the worker may not run says why it stays here (K19, K23).
+    if (!there && !ability.isRemote() && resolution.state == core::AbilityState::kOn) {
+      row.shortRuns = "local: " + resolution.notInSandbox;
+    }
+  }
   // The manifest's own words about each tool, usable before the server has ever run.
   if (ability.tools) {
     row.tools = json::array();
@@ -90,7 +100,9 @@ int runAbilities(std::span<const std::string> args) {
   }
   auto context = Context::load();
   if (!context) return reportError(context.error());
-  core::RunnerContext runners = core::RunnerContext::fromProcess(context->toolDirs());
+  auto found = context->runners();
+  if (!found) return reportError(found.error());
+  const core::RunnerContext& runners = *found;
   std::vector<Row> rows;
   for (const auto& record : context->catalog.abilities()) {
     rows.push_back(describe(record, runners, context->secrets));
@@ -109,6 +121,7 @@ int runAbilities(std::span<const std::string> args) {
                      {"description", row.description},
                      {"source", row.source},
                      {"manifest", row.manifest},
+                     {"sandbox", row.sandbox},
                      {"tools", row.tools},
                      {"policy", row.policy},
                      {"warnings", row.warnings}});

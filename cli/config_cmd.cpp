@@ -23,6 +23,7 @@ int runConfig(std::span<const std::string> args) {
       {"marketplace", paths->userMarketplace},
       {"shipped", paths->shippedMarketplace},
       {"secrets", paths->secretsFile},
+      {"settings", paths->configFile},
       {"backups", paths->backupsDir},
       {"tools", paths->toolsDir},
   };

@@ -1,8 +1,65 @@
 #include "cli/context.h"
 
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
 #include "cli/output.h"
+#include "sandbox/token.h"
 
 namespace kaja::cli {
+namespace {
+
+std::string where(const core::SourceLocation& at) {
+  return at.file + ":" + std::to_string(at.line);
+}
+
+// The token in `[sandbox] token_file`: the file's text without surrounding whitespace.
+core::Result<std::string> readTokenFile(const core::SandboxSettings& settings) {
+  const std::string& path = *settings.tokenFile;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return core::fail(core::ErrorCode::kInvalidConfig,
+                      "cannot read the sandbox token_file " + path +
+                          "; make it with `kaja sandbox token USER --key-file F > FILE`",
+                      where(settings.credentialAt));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string token = text.str();
+  const auto first = token.find_first_not_of(" \t\r\n");
+  const auto last = token.find_last_not_of(" \t\r\n");
+  token = first == std::string::npos ? "" : token.substr(first, last - first + 1);
+  const bool printable = std::all_of(token.begin(), token.end(), [](char c) {
+    return static_cast<unsigned char>(c) > ' ' && static_cast<unsigned char>(c) < 0x7F;
+  });
+  if (token.empty() || !printable) {
+    return core::fail(core::ErrorCode::kInvalidConfig,
+                      "the sandbox token_file " + path +
+                          " must hold one token (from `kaja sandbox token`) and nothing else",
+                      where(settings.credentialAt));
+  }
+  return token;
+}
+
+// Makes tokens under the worker's key, as `kaja sandbox token` would, one per request.
+core::Result<std::function<std::string()>> tokenMaker(const core::SandboxSettings& settings) {
+  auto key = sandbox::readKeyFile(*settings.keyFile);
+  if (!key) {
+    core::Error error = key.error();
+    error.code = core::ErrorCode::kInvalidConfig;
+    error.context = where(settings.credentialAt);
+    return std::unexpected(std::move(error));
+  }
+  // The user was checked when config.toml was read, so making a token cannot fail.
+  return [key = std::move(*key), user = settings.user] {
+    auto token = sandbox::makeToken(key, user, sandbox::unixNow() + kSandboxTokenTtlSeconds);
+    return token ? *token : std::string();
+  };
+}
+
+}  // namespace
 
 core::Result<Context> Context::load() {
   auto paths = core::Paths::fromEnvironment();
@@ -12,13 +69,34 @@ core::Result<Context> Context::load() {
   }
   auto secrets = core::Secrets::load(paths->secretsFile);
   if (!secrets) return std::unexpected(secrets.error());
+  auto config = core::loadKajaConfig(paths->configFile, core::homeDir());
+  if (!config) return std::unexpected(config.error());
   auto catalog = marketplace::Catalog::load({paths->shippedMarketplace, paths->userMarketplace});
-  return Context{std::move(*paths), std::move(catalog), std::move(*secrets)};
+  return Context{std::move(*paths), std::move(catalog), std::move(*secrets), std::move(*config)};
 }
 
 std::vector<std::string> Context::toolDirs() const {
   return {paths.toolsDir + "/node_modules/.bin",
           paths.shippedMarketplace + "/runtime/node_modules/.bin"};
+}
+
+core::Result<core::RunnerContext> Context::runners() const {
+  core::RunnerContext runners = core::RunnerContext::fromProcess(toolDirs());
+  if (!config.sandbox) return runners;
+  const core::SandboxSettings& settings = *config.sandbox;
+  core::SandboxTarget target{settings.url, settings.user, "", settings.shared, config.file, {}};
+  if (settings.tokenFile) {
+    auto token = readTokenFile(settings);
+    if (!token) return std::unexpected(token.error());
+    target.token = std::move(*token);
+  } else {
+    auto maker = tokenMaker(settings);
+    if (!maker) return std::unexpected(maker.error());
+    target.token = (*maker)();
+    target.freshToken = std::move(*maker);
+  }
+  runners.sandbox = std::move(target);
+  return runners;
 }
 
 }  // namespace kaja::cli

@@ -113,6 +113,11 @@ std::optional<core::Activation> plan(const marketplace::AbilityRecord& record,
   if (ability.auth && ability.auth->keyless && !context.secrets.has(ability.name)) {
     row.hint = "works without a key; `kaja key set " + ability.name + "` adds one";
   }
+  if (resolution.runner == core::RunnerKind::kSandbox) {
+    row.hint = "runs in " + resolution.remote->via;
+  } else if (runners.sandbox && !ability.isRemote()) {
+    row.hint = "runs here, not in the sandbox: " + resolution.notInSandbox;
+  }
   core::Activation activation{ability, std::move(resolution), {}};
   if (ability.roots) {
     std::vector<std::string> missing;
@@ -283,7 +288,9 @@ int runDoctor(std::span<const std::string> args) {
     }
   }
   bool asJson = parsed->has("--json");
-  core::RunnerContext runners = core::RunnerContext::fromProcess(context->toolDirs());
+  auto found = context->runners();
+  if (!found) return reportError(found.error());
+  const core::RunnerContext& runners = *found;
 
   // Roots servers get an empty folder of their own; it goes, with whatever a server put in
   // it, on every way out (a signal too).

@@ -16,16 +16,18 @@ core::Result<PersonaSession> PersonaSession::open(
   auto persona = personas::resolvePersona(context->catalog, name, core::homeDir());
   if (!persona) return std::unexpected(persona.error());
 
-  PersonaSession session{std::move(*context), std::move(*persona), nullptr, {}, {}};
+  auto runners = context->runners();
+  if (!runners) return std::unexpected(runners.error());
+  PersonaSession session{
+      std::move(*context), std::move(*persona), std::move(*runners), nullptr, {}, {}};
   personas::ResolvedPersona wanted = session.persona;
   if (only) {
     std::erase_if(wanted.abilities, [&](const personas::ActiveAbility& active) {
       return std::find(only->begin(), only->end(), active.ability.name) == only->end();
     });
   }
-  core::RunnerContext runners = core::RunnerContext::fromProcess(session.context.toolDirs());
   personas::ActivationPlan plan =
-      personas::planActivations(wanted, runners, session.context.secrets);
+      personas::planActivations(wanted, session.runners, session.context.secrets);
   session.skipped = std::move(plan.skipped);
   core::HostOptions hostOptions;
   hostOptions.events.warning = [](const std::string& text) {
@@ -48,11 +50,15 @@ core::policy::PipelineOptions pipelineOptionsFor(const core::Paths& paths) {
   return options;
 }
 
-std::vector<core::policy::CallScope> callScopes(const personas::ResolvedPersona& persona) {
+std::vector<core::policy::CallScope> callScopes(const personas::ResolvedPersona& persona,
+                                                const core::RunnerContext& runners,
+                                                const core::Secrets& secrets) {
   std::vector<core::policy::CallScope> scopes;
   scopes.reserve(persona.abilities.size());
   for (const auto& active : persona.abilities) {
-    scopes.push_back({persona.name, active.ability, active.entry, core::homeDir()});
+    scopes.push_back(
+        {persona.name, active.ability, active.entry, core::homeDir(),
+         core::runsInSandbox(active.ability, runners, secrets.key(active.ability.name))});
   }
   return scopes;
 }
@@ -63,7 +69,7 @@ core::policy::PipelineOptions PersonaSession::pipelineOptions() const {
 
 core::gateway::ToolCatalog PersonaSession::catalog(core::gateway::NameStyle names) const {
   core::gateway::ToolCatalog tools({persona.name, core::homeDir(), pipelineOptions(), names},
-                                   callScopes(persona));
+                                   callScopes(persona, runners, context.secrets));
   for (const auto& connected : reports) {
     if (!connected.error) tools.setTools(connected.ability, connected.tools);
   }

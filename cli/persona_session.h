@@ -15,13 +15,17 @@ namespace kaja::cli {
 /// Returns the settings every call runs under, from where kaja keeps its files.
 core::policy::PipelineOptions pipelineOptionsFor(const core::Paths& paths);
 
-/// Returns one call scope per ability `persona` gives, with the user's home.
-std::vector<core::policy::CallScope> callScopes(const personas::ResolvedPersona& persona);
+/// Returns one call scope per ability `persona` gives, with the user's home, each marked
+/// sandboxed when `runners` sends it to a sandbox worker (given the user's `secrets`).
+std::vector<core::policy::CallScope> callScopes(const personas::ResolvedPersona& persona,
+                                                const core::RunnerContext& runners,
+                                                const core::Secrets& secrets);
 
 /// A persona made active for one command: its abilities connected on a host.
 struct PersonaSession {
   Context context;
   personas::ResolvedPersona persona;
+  core::RunnerContext runners;  ///< where its abilities run (here or in a sandbox worker)
   std::unique_ptr<core::Host> host;
   std::vector<core::ConnectReport> reports;  ///< one per ability the host tried
   std::vector<std::string> skipped;          ///< abilities off or left out, with why

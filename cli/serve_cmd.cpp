@@ -93,11 +93,12 @@ core::Result<core::gateway::GatewayConfig> loadConfig(const ServeSettings& setti
   std::string name = settings.persona.value_or(personas::activePersona(context.paths.configDir));
   auto persona = personas::resolvePersona(context.catalog, name, core::homeDir());
   if (!persona) return std::unexpected(persona.error());
-  core::RunnerContext runners = core::RunnerContext::fromProcess(context.toolDirs());
-  personas::ActivationPlan plan = personas::planActivations(*persona, runners, context.secrets);
+  auto runners = context.runners();
+  if (!runners) return std::unexpected(runners.error());
+  personas::ActivationPlan plan = personas::planActivations(*persona, *runners, context.secrets);
   core::gateway::GatewayConfig config;
   config.persona = persona->name;
-  config.scopes = callScopes(*persona);
+  config.scopes = callScopes(*persona, *runners, context.secrets);
   config.activations = std::move(plan.activations);
   config.skipped = std::move(plan.skipped);
   for (const auto& warning : persona->warnings) config.skipped.push_back(warning);

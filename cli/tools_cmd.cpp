@@ -24,6 +24,7 @@ struct ToolRow {
   bool readOnly = false;
   size_t schemaChars = 0;
   std::string description;
+  json inputSchema;  ///< as the model is shown it (after the filter step)
 };
 
 ToolRow makeRow(const core::gateway::CatalogTool& entry) {
@@ -34,7 +35,8 @@ ToolRow makeRow(const core::gateway::CatalogTool& entry) {
           entry.readOnly,
           tool.name.size() + tool.description.size() +
               tool.inputSchema.dump(-1, ' ', false, json::error_handler_t::replace).size(),
-          tool.description};
+          tool.description,
+          tool.inputSchema};
 }
 
 // The first line of a description, on one line: third-party text never spans rows.
@@ -96,7 +98,8 @@ int runTools(std::span<const std::string> args) {
                        {"readOnly", row.readOnly},
                        {"schemaChars", row.schemaChars},
                        {"schemaTokens", row.schemaChars / 4},
-                       {"description", row.description}});
+                       {"description", row.description},
+                       {"inputSchema", row.inputSchema}});
     }
     json out = {{"persona", session->persona.name},
                 {"tools", tools},

@@ -65,6 +65,7 @@ Result<Paths> Paths::fromEnvironment() {
   paths.userMarketplace = paths.configDir + "/marketplace";
   paths.shippedMarketplace = findShippedMarketplace();
   paths.secretsFile = paths.configDir + "/secrets.toml";
+  paths.configFile = paths.configDir + "/config.toml";
   paths.backupsDir = paths.dataDir + "/backups";
   paths.toolsDir = paths.dataDir + "/tools";
   return paths;

@@ -13,6 +13,7 @@ struct Paths {
   std::string userMarketplace;     ///< <configDir>/marketplace
   std::string shippedMarketplace;  ///< the marketplace that comes with kaja (lowest layer)
   std::string secretsFile;         ///< <configDir>/secrets.toml
+  std::string configFile;          ///< <configDir>/config.toml: kaja's own settings
   std::string backupsDir;          ///< <dataDir>/backups
   std::string toolsDir;            ///< <dataDir>/tools: runners kaja manages itself
 

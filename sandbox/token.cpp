@@ -11,6 +11,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "core/manifest/cloud_eligibility.h"
+
 namespace kaja::sandbox {
 namespace {
 
@@ -71,15 +73,7 @@ core::Result<WorkerKey> readKeyFile(const std::string& path) {
   return key;
 }
 
-bool validName(std::string_view name) {
-  if (name.empty() || name.size() > 64 || name == "." || name == "..") return false;
-  for (const char c : name) {
-    const bool ok =
-        (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
+bool validName(std::string_view name) { return core::validWorkerName(name); }
 
 core::Result<std::string> makeToken(const WorkerKey& key, std::string_view user,
                                     std::int64_t expires) {

@@ -12,12 +12,12 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/manifest/cloud_eligibility.h"
 #include "core/process/process_tree.h"
 #include "core/server/http_front.h"
 #include "sandbox/cgroups.h"
 #include "sandbox/confine.h"
 #include "sandbox/egress_proxy.h"
-#include "sandbox/eligibility.h"
 #include "sandbox/http_api.h"
 
 namespace kaja::sandbox {
@@ -251,7 +251,7 @@ core::Result<std::unique_ptr<Worker>> Worker::create(asio::io_context& io, Worke
     }
   }
   for (const auto& ability : impl->options.abilities) {
-    if (auto why = cloudRefusal(ability, impl->options.shared)) {
+    if (auto why = core::cloudRefusal(ability, impl->options.shared)) {
       impl->refusals.emplace(ability.name, *why);
       impl->refusedLines.push_back(*why);
       continue;

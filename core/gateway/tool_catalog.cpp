@@ -99,8 +99,9 @@ void ToolCatalog::setTools(const std::string& ability, const std::vector<mcp::To
   listed_.reset();
   for (auto& [name, entry] : abilities_) {
     if (name != ability) continue;
-    entry.filtered = std::make_shared<const policy::FilteredTools>(
-        policy::filterTools(entry.scope->ability, &entry.scope->entry, listed));
+    auto filtered = policy::filterTools(entry.scope->ability, &entry.scope->entry, listed);
+    if (entry.scope->sandboxed) policy::hideLocalOnlyArgs(entry.scope->ability, filtered);
+    entry.filtered = std::make_shared<const policy::FilteredTools>(std::move(filtered));
   }
 }
 

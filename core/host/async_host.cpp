@@ -62,7 +62,10 @@ bool sameServer(const Activation& a, const Activation& b) {
     }
   }
   if (x.remote.has_value() != y.remote.has_value()) return false;
-  return !x.remote || (x.remote->url == y.remote->url && x.remote->headers == y.remote->headers);
+  if (!x.remote) return true;
+  // Headers made afresh for each request (a sandbox token) differ at every resolution.
+  const bool fresh = x.remote->freshHeaders && y.remote->freshHeaders;
+  return x.remote->url == y.remote->url && (fresh || x.remote->headers == y.remote->headers);
 }
 
 std::string seconds(std::chrono::milliseconds ms) {
@@ -122,6 +125,13 @@ struct AsyncHost::Impl {
     startQueued(batch);
   }
 
+  // The host's connectTimeout, or the ability's own shorter limit (K24: 5 s for a server in
+  // a sandbox worker, so one worker that is down does not hold up a turn).
+  [[nodiscard]] std::chrono::milliseconds connectLimit(const Activation& activation) const {
+    const auto& own = activation.resolution.connectLimit;
+    return own ? std::min(*own, options.connectTimeout) : options.connectTimeout;
+  }
+
   void startQueued(const std::shared_ptr<Batch>& batch) {
     while (!batch->queue.empty()) {
       size_t index = batch->queue.front();
@@ -130,7 +140,8 @@ struct AsyncHost::Impl {
       batch->queue.pop_front();
       if (isStdio) ++batch->runningStdio;
       ++batch->outstanding;
-      startConnect(batch, index, options.discover, Clock::now() + options.connectTimeout);
+      startConnect(batch, index, options.discover,
+                   Clock::now() + connectLimit(batch->wanted[index]));
     }
   }
 
@@ -234,17 +245,20 @@ struct AsyncHost::Impl {
     attempt->index = index;
     attempt->name = wanted.ability.name;
     attempt->deadline = deadline;
-    attempt->started = deadline - options.connectTimeout;
+    const std::chrono::milliseconds limit = connectLimit(wanted);
+    attempt->started = deadline - limit;
     attempt->discover = discover;
     attempt->connection->activation = wanted;
     *attempt->connection->roots = wanted.roots;
     attempt->timer = std::make_unique<asio::steady_timer>(io, deadline);
     if (options.events.connecting) options.events.connecting(attempt->name);
 
-    attempt->timer->async_wait([this, attempt](const boost::system::error_code& ec) {
+    attempt->timer->async_wait([this, attempt, limit](const boost::system::error_code& ec) {
       if (ec) return;
+      const auto& remote = attempt->connection->activation.resolution.remote;
+      const std::string where = remote && !remote->via.empty() ? " in " + remote->via : "";
       finishConnect(attempt, fail(ErrorCode::kTimeout,
-                                  "did not answer within " + seconds(options.connectTimeout) +
+                                  "did not answer" + where + " within " + seconds(limit) +
                                       "; it is skipped (`kaja doctor --verbose` shows its stderr)",
                                   attempt->name));
     });

@@ -21,6 +21,8 @@ Result<OpenedTransport> openTransport(boost::asio::io_context& io, const Ability
     // Every ability here comes from a manifest the user (or kaja's own marketplace) wrote,
     // so local servers are allowed; link-local and metadata addresses never are.
     options.addressPolicy.allowPrivate = true;
+    options.via = resolution.remote->via;
+    options.credentialsHint = resolution.remote->credentialsHint;
     auto remote = mcp::makeRemoteTransport(io, *resolution.remote, options);
     if (!remote) return std::unexpected(remote.error());
     return OpenedTransport{*remote, nullptr};

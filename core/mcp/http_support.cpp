@@ -26,16 +26,18 @@ std::string displayUrl(const net::Url& url) {
 
 Error httpStatusError(const std::string& who, const std::string& serverName,
                       std::string_view method, const net::Url& url, long status,
-                      std::string_view body) {
+                      std::string_view body, std::string_view credentialsHint) {
   const std::string code = "HTTP " + std::to_string(status);
   const std::string excerpt = clip(body, 160);
   const std::string quoted = excerpt.empty() ? "" : ": \"" + excerpt + "\"";
   if (status == 401 || status == 403) {
+    const std::string advice =
+        credentialsHint.empty()
+            ? "its key is missing or wrong; set it with `kaja key set " + serverName + "`"
+            : std::string(credentialsHint);
     return Error{ErrorCode::kConnect,
-                 who + " refused kaja's credentials (" + code +
-                     "): its key is missing or wrong; set it with `kaja key set " + serverName +
-                     "`.",
-                 serverName, excerpt};
+                 who + " refused kaja's credentials (" + code + "): " + advice + ".", serverName,
+                 excerpt};
   }
   if (status == 404) {
     return Error{ErrorCode::kConnect,

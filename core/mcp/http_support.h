@@ -22,6 +22,12 @@ namespace kaja::core::mcp {
 /// Settings for one remote connection, Streamable HTTP or legacy HTTP+SSE.
 struct HttpOptions {
   std::string serverName = "server";  ///< used in every error ("server 'context7'")
+  /// Where the server runs when not at its own address ("the sandbox at https://…"),
+  /// named in every error after the server's name.
+  std::string via;
+  /// What to do when the server refuses kaja's credentials (401/403) when they are not
+  /// the ability's own key; empty means "set it with `kaja key set`".
+  std::string credentialsHint;
   /// Which addresses the server may have. The default refuses loopback and private
   /// addresses (right for abilities from a registry); set allowPrivate for ones the user
   /// wrote.
@@ -60,10 +66,11 @@ Result<net::Url> parseServerUrl(const std::string& url, const std::string& serve
 std::string displayUrl(const net::Url& url);
 
 /// Returns the Error for an HTTP status that ends the connection: 401/403 name the key
-/// (`kaja key set NAME`), 404 the URL, 5xx the status and a short excerpt of `body`.
+/// (`kaja key set NAME`, or `credentialsHint` when given), 404 the URL, 5xx the status and
+/// a short excerpt of `body`.
 Error httpStatusError(const std::string& who, const std::string& serverName,
                       std::string_view method, const net::Url& url, long status,
-                      std::string_view body);
+                      std::string_view body, std::string_view credentialsHint = {});
 
 /// Decides a redirect (U7): a same-origin 307/308 within `maxRedirects` returns the URL
 /// to repeat the request at; 301/302/303, another origin or too many redirects return an

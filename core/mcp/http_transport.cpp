@@ -44,7 +44,10 @@ HttpTransport::HttpTransport(asio::io_context& io, net::Url url, RemotePlan plan
 
 HttpTransport::~HttpTransport() { worker_.reset(); }
 
-std::string HttpTransport::describe() const { return "server '" + options_.serverName + "'"; }
+std::string HttpTransport::describe() const {
+  return "server '" + options_.serverName + "'" +
+         (options_.via.empty() ? "" : " in " + options_.via);
+}
 
 void HttpTransport::start(TransportHandlers handlers) {
   if (started_) return;
@@ -152,7 +155,7 @@ net::HttpRequest HttpTransport::buildRequest(const Exchange& exchange) const {
   request.timeout = options_.timeout;
   request.streamIdleTimeout = options_.streamIdleTimeout;
   request.maxBodyBytes = options_.maxBodyBytes;
-  request.headers = plan_.headers;
+  request.headers = plan_.freshHeaders ? plan_.freshHeaders() : plan_.headers;
   switch (exchange.kind) {
     case Kind::kPost:
     case Kind::kReinit:
@@ -381,9 +384,9 @@ void HttpTransport::completePost(Exchange exchange) {
       fatal(sessionExpiredError("a new initialize got HTTP " + std::to_string(status)));
       return;
     }
-    Error error =
-        httpStatusError(describe(), options_.serverName, methodOf(get),
-                        exchange.probingSlash ? url_ : exchange.url, status, exchange.body);
+    Error error = httpStatusError(describe(), options_.serverName, methodOf(get),
+                                  exchange.probingSlash ? url_ : exchange.url, status,
+                                  exchange.body, options_.credentialsHint);
     if (exchange.kind != Kind::kPost ||
         !failRequestAlone(handlers_, exchange.message, status, error)) {
       fatal(std::move(error));

@@ -26,7 +26,10 @@ SseTransport::SseTransport(asio::io_context& io, net::Url url, RemotePlan plan, 
 
 SseTransport::~SseTransport() { worker_.reset(); }
 
-std::string SseTransport::describe() const { return "server '" + options_.serverName + "'"; }
+std::string SseTransport::describe() const {
+  return "server '" + options_.serverName + "'" +
+         (options_.via.empty() ? "" : " in " + options_.via);
+}
 
 void SseTransport::start(TransportHandlers handlers) {
   if (started_ || finished_ || closing_) return;
@@ -93,7 +96,7 @@ void SseTransport::launch(Exchange exchange) {
   request.url = exchange.url.text;
   request.timeout = options_.timeout;
   request.maxBodyBytes = options_.maxBodyBytes;
-  request.headers = plan_.headers;
+  request.headers = plan_.freshHeaders ? plan_.freshHeaders() : plan_.headers;
   if (exchange.stream) {
     request.method = "GET";
     request.headers.emplace_back("Accept", "text/event-stream");
@@ -261,7 +264,7 @@ void SseTransport::settle(Exchange exchange, Result<void> result) {
   }
   if (status / 100 != 2) {
     Error error = httpStatusError(describe(), options_.serverName, method, exchange.url, status,
-                                  exchange.body);
+                                  exchange.body, options_.credentialsHint);
     if (exchange.stream || !failRequestAlone(handlers_, exchange.message, status, error)) {
       fatal(std::move(error));
     }

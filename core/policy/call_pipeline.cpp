@@ -208,6 +208,12 @@ void CallPipeline::callAsync(const CallScope& scope, const FilteredTools& filter
     finish(running, refused(notOffered(filtered, scope.ability.name, tool)));
     return;
   }
+  if (scope.sandboxed) {
+    if (auto refusal = localOnlyArgRefusal(scope.ability, tool, args)) {
+      finish(running, refused(std::move(*refusal)));
+      return;
+    }
+  }
 
   // 2. Approval decision: is this a write, and who must agree?
   running->write = isWrite(*offered, scope.ability, args);

@@ -25,6 +25,8 @@ struct CallScope {
   Ability ability;
   PersonaEntry entry;
   std::string home;
+  /// The ability runs in a sandbox worker: its localOnlyArgs are hidden and refused (K24).
+  bool sandboxed = false;
 };
 
 /// Settings shared by every call.

@@ -22,6 +22,7 @@ inline constexpr std::string_view kBackup = "K16 backup";
 inline constexpr std::string_view kApproval = "K11 approval";
 inline constexpr std::string_view kConfirmList = "U4 confirm list";
 inline constexpr std::string_view kPromptInjection = "T7 prompt injection";
+inline constexpr std::string_view kLocalOnlyArg = "K24 local-only argument";
 }  // namespace rule
 
 /// Why a step said no: the rule (one of `rule::k…`) and one sentence a user can read.

@@ -55,7 +55,50 @@ mcp::Tool offerable(const mcp::Tool& tool) {
   return out;
 }
 
+// Removes `names` from one JSON Schema's top-level `properties` and `required`.
+void dropProperties(mcp::Json& schema, const std::vector<std::string>& names) {
+  if (!schema.is_object()) return;
+  if (auto properties = schema.find("properties");
+      properties != schema.end() && properties->is_object()) {
+    for (const auto& name : names) properties->erase(name);
+  }
+  if (auto required = schema.find("required"); required != schema.end() && required->is_array()) {
+    mcp::Json kept = mcp::Json::array();
+    for (const auto& item : *required) {
+      if (!item.is_string() || !listed(names, item.get<std::string>())) kept.push_back(item);
+    }
+    *required = std::move(kept);
+  }
+}
+
 }  // namespace
+
+void hideLocalOnlyArgs(const Ability& ability, FilteredTools& tools) {
+  if (ability.localOnlyArgs.empty()) return;
+  for (auto& tool : tools.offered) {
+    dropProperties(tool.inputSchema, ability.localOnlyArgs);
+    if (tool.raw.is_object()) {
+      if (auto schema = tool.raw.find("inputSchema"); schema != tool.raw.end()) {
+        dropProperties(*schema, ability.localOnlyArgs);
+      }
+    }
+  }
+}
+
+std::optional<Refusal> localOnlyArgRefusal(const Ability& ability, const std::string& tool,
+                                           const mcp::Json& arguments) {
+  if (!arguments.is_object()) return std::nullopt;
+  for (const auto& name : ability.localOnlyArgs) {
+    if (!arguments.contains(name)) continue;
+    return Refusal{std::string(rule::kLocalOnlyArg),
+                   "Argument " + quoted(name) + " of " + quoted(tool) + " is local-only (" +
+                       ability.name +
+                       "'s localOnlyArgs) and the server runs in the sandbox, where it would "
+                       "act on the sandbox's files; call it without " +
+                       quoted(name) + "."};
+  }
+  return std::nullopt;
+}
 
 bool allFoldersReadOnly(const PersonaEntry& entry) {
   return !entry.roots.empty() && std::all_of(entry.roots.begin(), entry.roots.end(),

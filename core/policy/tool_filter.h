@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,5 +37,15 @@ bool allFoldersReadOnly(const PersonaEntry& entry);
 /// `entry` may be null (no persona narrows the ability); it is not kept.
 FilteredTools filterTools(const Ability& ability, const PersonaEntry* entry,
                           const std::vector<mcp::Tool>& tools, const ScanLimits& limits = {});
+
+/// For an ability that runs in a sandbox worker (K24): takes each of its `localOnlyArgs` out
+/// of every offered tool's input schema (`properties` and `required`, in `inputSchema` and
+/// in `raw`), so the model is never shown an argument that would act on the sandbox's files.
+void hideLocalOnlyArgs(const Ability& ability, FilteredTools& tools);
+
+/// For an ability that runs in a sandbox worker (K24): returns the refusal for a call whose
+/// `arguments` pass one of its `localOnlyArgs`, or nullopt when they pass none.
+std::optional<Refusal> localOnlyArgRefusal(const Ability& ability, const std::string& tool,
+                                           const mcp::Json& arguments);
 
 }  // namespace kaja::core::policy

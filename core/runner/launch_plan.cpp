@@ -18,6 +18,8 @@ const char* toString(RunnerKind kind) {
       return "command";
     case RunnerKind::kRemote:
       return "remote";
+    case RunnerKind::kSandbox:
+      return "sandbox";
   }
   return "command";
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,9 +13,10 @@
 namespace kaja::core {
 
 /// Which runner starts (or reaches) an ability on this machine (K5–K8).
-enum class RunnerKind { kBunx, kNpx, kUvx, kPipx, kDocker, kCommand, kRemote };
+/// kSandbox: a stdio ability that a sandbox worker runs, reached over Streamable HTTP (K20).
+enum class RunnerKind { kBunx, kNpx, kUvx, kPipx, kDocker, kCommand, kRemote, kSandbox };
 
-/// Returns "bunx", "npx", "uvx", "pipx", "docker", "command" or "remote".
+/// Returns "bunx", "npx", "uvx", "pipx", "docker", "command", "remote" or "sandbox".
 const char* toString(RunnerKind kind);
 
 /// How to reach a remote server. Header values may hold keys; never print them.
@@ -22,6 +24,15 @@ struct RemotePlan {
   std::string url;
   bool sse = false;  ///< legacy HTTP+SSE rather than Streamable HTTP
   std::vector<std::pair<std::string, std::string>> headers;
+  /// When set, the headers of each request instead of `headers` (which hold the first
+  /// ones): a token made afresh, so a long-running connection never sends an expired one.
+  std::function<std::vector<std::pair<std::string, std::string>>()> freshHeaders;
+  /// Where the server runs when not at its own address, e.g. "the sandbox at https://…";
+  /// every message about the connection names it. Empty for an ability's own URL.
+  std::string via;
+  /// What to do when the server refuses kaja's credentials (HTTP 401/403); empty means the
+  /// ability's own key (`kaja key set`).
+  std::string credentialsHint;
 };
 
 }  // namespace kaja::core

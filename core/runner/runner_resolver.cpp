@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "core/manifest/cloud_eligibility.h"
 #include "core/runner/docker_probe.h"
 
 namespace kaja::core {
@@ -92,6 +93,43 @@ void resolveRemote(const Ability& ability, const std::optional<std::string>& key
   }
   out.runner = RunnerKind::kRemote;
   out.remote = std::move(plan);
+}
+
+// Why `ability` stays here although a sandbox is configured, or nullopt when it goes there.
+std::optional<std::string> notInSandbox(const Ability& ability, const SandboxTarget& sandbox,
+                                        const std::optional<std::string>& key) {
+  if (auto why = cloudRefusal(ability, sandbox.shared)) return why;
+  // A keyless server still takes the user's key when there is one; the worker never gets
+  // it (K23).
+  if (ability.auth && key) {
+    return "ability " + ability.name +
+           " has your key, and a stdio server with a key stays on your machine";
+  }
+  if (!validWorkerName(ability.name)) {
+    return "ability " + ability.name +
+           "'s name is not one a sandbox worker serves (1 to 64 of a-z, 0-9, '.', '_', '-')";
+  }
+  return std::nullopt;
+}
+
+// The worker serves each (user, ability) at its own Streamable HTTP endpoint.
+void resolveSandboxed(const Ability& ability, const SandboxTarget& sandbox, Resolution& out) {
+  RemotePlan plan;
+  plan.url = sandbox.url + "/users/" + sandbox.user + "/abilities/" + ability.name + "/mcp";
+  plan.headers.emplace_back("Authorization", "Bearer " + sandbox.token);
+  if (sandbox.freshToken) {
+    plan.freshHeaders = [mint = sandbox.freshToken] {
+      return std::vector<std::pair<std::string, std::string>>{
+          {"Authorization", "Bearer " + mint()}};
+    };
+  }
+  plan.via = "the sandbox at " + sandbox.url;
+  plan.credentialsHint = "the sandbox did not accept kaja's token for user \"" + sandbox.user +
+                         "\"; check token_file or key_file under [sandbox] in " +
+                         sandbox.configFile;
+  out.runner = RunnerKind::kSandbox;
+  out.remote = std::move(plan);
+  out.connectLimit = kSandboxConnectLimit;
 }
 
 bool resolveStdio(const Ability& ability, const RunnerContext& context,
@@ -192,6 +230,15 @@ std::string Resolution::runs(bool shortProgram) const {
 Resolution resolveAbility(const Ability& ability, const RunnerContext& context,
                           const std::optional<std::string>& key) {
   Resolution out;
+  if (context.sandbox) {
+    if (auto why = notInSandbox(ability, *context.sandbox, key)) {
+      out.notInSandbox = std::move(*why);
+    } else {
+      resolveSandboxed(ability, *context.sandbox, out);
+      out.state = AbilityState::kOn;
+      return out;
+    }
+  }
   if (ability.isRemote()) {
     resolveRemote(ability, key, out);
   } else if (!resolveStdio(ability, context, key, out)) {
@@ -205,6 +252,11 @@ Resolution resolveAbility(const Ability& ability, const RunnerContext& context,
   }
   out.state = AbilityState::kOn;
   return out;
+}
+
+bool runsInSandbox(const Ability& ability, const RunnerContext& context,
+                   const std::optional<std::string>& key) {
+  return context.sandbox && !notInSandbox(ability, *context.sandbox, key);
 }
 
 }  // namespace kaja::core

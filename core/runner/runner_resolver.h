@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -22,6 +23,23 @@ enum class AbilityState {
 /// Returns "on", "off" or "left-out".
 const char* toString(AbilityState state);
 
+/// A sandbox worker that runs the stdio abilities the cloud may run (K20), from the
+/// `[sandbox]` table of config.toml with its token at hand.
+struct SandboxTarget {
+  std::string url;      ///< the worker's base URL, without a trailing '/'
+  std::string user;     ///< the user id in the worker's paths
+  std::string token;    ///< sent as `Authorization: Bearer <token>`; never printed
+  bool shared = false;  ///< a shared worker: trustedSandbox abilities stay local (K23)
+  /// Where the settings came from, named when the worker refuses the token.
+  std::string configFile;
+  /// When set (kaja holds the worker's key), makes a new token for each request, so a
+  /// long-running `kaja serve` never sends an expired one; `token` is its first.
+  std::function<std::string()> freshToken;
+};
+
+/// How long a turn waits for a sandboxed server to connect before giving up on it (K24).
+inline constexpr std::chrono::milliseconds kSandboxConnectLimit{5000};
+
 /// The machine facts runner resolution depends on. Tests build one around a temporary
 /// PATH of stub executables.
 struct RunnerContext {
@@ -31,6 +49,9 @@ struct RunnerContext {
   /// Asks whether a Docker engine answers the client at the given path; by default the
   /// cached dockerEngineAnswers().
   std::function<bool(const std::string& dockerPath)> dockerAnswers;
+  /// When set, each stdio ability that cloudRefusal() allows runs in this worker instead of
+  /// here.
+  std::optional<SandboxTarget> sandbox;
 
   /// Returns the context for this process: its PATH, the tools folders given, its env.
   static RunnerContext fromProcess(const std::vector<std::string>& toolDirs);
@@ -42,8 +63,14 @@ struct Resolution {
   std::string reason;  ///< why it is off or left out: one sentence with what to do
   std::optional<RunnerKind> runner;
   std::optional<LaunchPlan> launch;  ///< for stdio abilities that can start
-  std::optional<RemotePlan> remote;  ///< for http and sse abilities
+  std::optional<RemotePlan> remote;  ///< for http and sse abilities, and sandboxed ones
   std::vector<std::string> warnings;
+  /// With a sandbox configured, why this ability does not run there (one sentence from
+  /// cloudRefusal()); empty when it does, or when no sandbox is configured.
+  std::string notInSandbox;
+  /// A connect limit shorter than the host's (kSandboxConnectLimit for a sandboxed
+  /// ability); unset means the host's connectTimeout.
+  std::optional<std::chrono::milliseconds> connectLimit;
 
   /// Returns the command line (env var names only, never values) or the URL; with
   /// `shortProgram` the program is shown by its file name only.
@@ -53,7 +80,16 @@ struct Resolution {
 /// Picks the runner for `ability` (K5–K8): npm through bunx (bun on PATH or in kaja's tools
 /// folder), else npx; pypi through uvx, else pipx; docker only when nothing earlier can
 /// start it and an engine answers; a `command` as given. `key` is the user's API key.
+/// With `context.sandbox` set, a stdio ability the cloud may run (cloudRefusal()) for which
+/// the user has no key is a RemotePlan to `<url>/users/<user>/abilities/<name>/mcp`
+/// instead (RunnerKind::kSandbox); any other says why in `notInSandbox`.
 Resolution resolveAbility(const Ability& ability, const RunnerContext& context,
                           const std::optional<std::string>& key);
+
+/// Returns true when resolveAbility() sends `ability` to `context`'s sandbox worker: a
+/// sandbox is configured, it is a stdio ability cloudRefusal() allows, the user has no key
+/// for it (`key`), and its name is one the worker serves.
+bool runsInSandbox(const Ability& ability, const RunnerContext& context,
+                   const std::optional<std::string>& key);
 
 }  // namespace kaja::core

@@ -144,5 +144,42 @@ TEST(ToolFilterTest, HiddenTextAndInvisibleNamesAreNotRegistered) {
               HasSubstr(R"(Tool "read\u200bfile" from filesystem)"));
 }
 
+TEST(ToolFilterTest, LocalOnlyArgsLeaveTheSchemaAndAreRefused) {
+  Ability ability;
+  ability.name = "browser";
+  ability.localOnlyArgs = {"filePath", "other"};
+  mcp::Json schema = {
+      {"type", "object"},
+      {"properties", {{"url", {{"type", "string"}}}, {"filePath", {{"type", "string"}}}}},
+      {"required", {"url", "filePath"}}};
+  mcp::Tool tool = makeTool("screenshot", "Takes a screenshot.");
+  tool.inputSchema = schema;
+  tool.raw["inputSchema"] = schema;
+  FilteredTools filtered = filterTools(ability, nullptr, {tool});
+  hideLocalOnlyArgs(ability, filtered);
+  ASSERT_EQ(filtered.offered.size(), 1U);
+  for (const auto* shown :
+       {&filtered.offered[0].inputSchema, &filtered.offered[0].raw["inputSchema"]}) {
+    EXPECT_TRUE(shown->at("properties").contains("url"));
+    EXPECT_FALSE(shown->at("properties").contains("filePath"));
+    EXPECT_EQ(shown->at("required"), mcp::Json::array({"url"}));
+  }
+
+  auto refusal = localOnlyArgRefusal(ability, "screenshot", {{"url", "x"}, {"filePath", "/tmp/a"}});
+  ASSERT_TRUE(refusal.has_value());
+  EXPECT_EQ(refusal->rule, rule::kLocalOnlyArg);
+  EXPECT_THAT(refusal->message, HasSubstr("\"filePath\""));
+  EXPECT_THAT(refusal->message, HasSubstr("sandbox"));
+  EXPECT_FALSE(localOnlyArgRefusal(ability, "screenshot", {{"url", "x"}}).has_value());
+  EXPECT_FALSE(localOnlyArgRefusal(ability, "screenshot", mcp::Json::array({"filePath"})));
+
+  // A schema of an odd shape is left as it is, not thrown on.
+  mcp::Tool odd = makeTool("odd", "Odd.");
+  odd.inputSchema = {{"properties", "not an object"}, {"required", "filePath"}};
+  FilteredTools oddFiltered = filterTools(ability, nullptr, {odd});
+  hideLocalOnlyArgs(ability, oddFiltered);
+  EXPECT_EQ(oddFiltered.offered[0].inputSchema["required"], "filePath");
+}
+
 }  // namespace
 }  // namespace kaja::core::policy

@@ -255,5 +255,80 @@ TEST(ExecutableFinderTest, IgnoresRelativePathEntriesAndNonExecutables) {
   EXPECT_EQ(finder.find(tool), tool);
 }
 
+TEST_F(RunnerResolverTest, SandboxRunsEligibleStdioAbilitiesOverHttp) {
+  stub("node");
+  RunnerContext ctx = context();
+  ctx.sandbox = SandboxTarget{"https://sandbox.example/base", "alice", "kj1_secret", false,
+                              "/cfg/config.toml"};
+  const std::string listed = "command = \"node\"\ntools = [\"echo\"]\n";
+  auto res = resolveAbility(ability(listed, "echoer"), ctx, std::nullopt);
+  ASSERT_EQ(res.state, AbilityState::kOn) << res.reason;
+  EXPECT_EQ(res.runner, RunnerKind::kSandbox);
+  EXPECT_STREQ(toString(*res.runner), "sandbox");
+  ASSERT_TRUE(res.remote.has_value());
+  EXPECT_FALSE(res.launch.has_value());
+  EXPECT_EQ(res.remote->url, "https://sandbox.example/base/users/alice/abilities/echoer/mcp");
+  EXPECT_FALSE(res.remote->sse);
+  ASSERT_EQ(res.remote->headers.size(), 1U);
+  EXPECT_EQ(res.remote->headers[0].first, "Authorization");
+  EXPECT_EQ(res.remote->headers[0].second, "Bearer kj1_secret");
+  EXPECT_THAT(res.runs(), Not(HasSubstr("kj1_secret")));
+  EXPECT_THAT(res.remote->credentialsHint, HasSubstr("/cfg/config.toml"));
+  EXPECT_EQ(res.connectLimit, kSandboxConnectLimit);
+  EXPECT_FALSE(res.remote->freshHeaders);
+  // With the worker's key at hand, each request gets a token of its own.
+  int made = 0;
+  ctx.sandbox->freshToken = [&made] { return "kj1_fresh" + std::to_string(++made); };
+  auto fresh = resolveAbility(ability(listed, "echoer"), ctx, std::nullopt);
+  ASSERT_TRUE(fresh.remote && fresh.remote->freshHeaders);
+  EXPECT_EQ(fresh.remote->freshHeaders()[0].second, "Bearer kj1_fresh1");
+  EXPECT_EQ(fresh.remote->freshHeaders()[0].second, "Bearer kj1_fresh2");
+  ctx.sandbox->freshToken = nullptr;
+  EXPECT_TRUE(res.notInSandbox.empty());
+  EXPECT_TRUE(runsInSandbox(ability(listed, "echoer"), ctx, std::nullopt));
+
+  // What the sandbox may not run stays here, with the reason.
+  struct Case {
+    std::string toml;
+    std::string reason;
+    std::optional<std::string> key;
+  };
+  const std::vector<Case> local = {
+      {"command = \"node\"\n", "tools", std::nullopt},
+      {listed + "localOnly = true\n", "localOnly", std::nullopt},
+      {listed + "roots = true\n", "roots", std::nullopt},
+      {listed + "auth = { type = \"apiKey\", in = \"env\", name = \"K\" }\n", "needs a key", "k"},
+      {listed + "auth = { type = \"apiKey\", in = \"env\", name = \"K\", keyless = true }\n",
+       "has your key", "k"},
+  };
+  for (const auto& item : local) {
+    auto stays = resolveAbility(ability(item.toml, "echoer"), ctx, item.key);
+    EXPECT_EQ(stays.runner, RunnerKind::kCommand) << item.toml;
+    EXPECT_THAT(stays.notInSandbox, HasSubstr(item.reason)) << item.toml;
+    EXPECT_FALSE(stays.connectLimit.has_value());
+    EXPECT_FALSE(runsInSandbox(ability(item.toml, "echoer"), ctx, item.key)) << item.toml;
+  }
+  // A keyless one without the user's key goes to the sandbox, which never sees a key.
+  EXPECT_TRUE(runsInSandbox(
+      ability(listed + "auth = { type = \"apiKey\", in = \"env\", name = \"K\", keyless = true }\n",
+              "echoer"),
+      ctx, std::nullopt));
+
+  // A shared worker keeps trustedSandbox abilities here (K23); the user's own runs them.
+  const std::string trusted = listed + "trustedSandbox = true\n";
+  EXPECT_EQ(resolveAbility(ability(trusted, "echoer"), ctx, std::nullopt).runner,
+            RunnerKind::kSandbox);
+  ctx.sandbox->shared = true;
+  auto shared = resolveAbility(ability(trusted, "echoer"), ctx, std::nullopt);
+  EXPECT_EQ(shared.runner, RunnerKind::kCommand);
+  EXPECT_THAT(shared.notInSandbox, HasSubstr("trustedSandbox"));
+
+  // Without a sandbox nothing changes and nothing is said.
+  auto plain = resolveAbility(ability(listed, "echoer"), context(), std::nullopt);
+  EXPECT_EQ(plain.runner, RunnerKind::kCommand);
+  EXPECT_TRUE(plain.notInSandbox.empty());
+  EXPECT_FALSE(runsInSandbox(ability(listed, "echoer"), context(), std::nullopt));
+}
+
 }  // namespace
 }  // namespace kaja::core

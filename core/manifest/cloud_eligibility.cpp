@@ -1,9 +1,9 @@
 // Which abilities the sandbox worker may run for cloud users (K19, K23).
-#include "sandbox/eligibility.h"
+#include "core/manifest/cloud_eligibility.h"
 
-namespace kaja::sandbox {
+namespace kaja::core {
 
-std::optional<std::string> cloudRefusal(const core::Ability& ability, bool shared) {
+std::optional<std::string> cloudRefusal(const Ability& ability, bool shared) {
   const std::string name = "ability " + ability.name;
   if (ability.isRemote()) {
     return name + " is a remote server, which kaja reaches directly, not through a sandbox";
@@ -23,4 +23,14 @@ std::optional<std::string> cloudRefusal(const core::Ability& ability, bool share
   return std::nullopt;
 }
 
-}  // namespace kaja::sandbox
+bool validWorkerName(std::string_view name) {
+  if (name.empty() || name.size() > 64 || name == "." || name == "..") return false;
+  for (const char c : name) {
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace kaja::core
