@@ -237,11 +237,13 @@ TEST_F(SandboxCloudTest, EligibleAbilityRunsInTheWorkerAndTheOthersHere) {
   }
   EXPECT_TRUE(listed);
 
-  // Its environment is the worker's: HOME is alice's home under the worker's state folder.
+  // Its environment is the worker's confined one: the private home inside and the proxy.
   auto env = call("everything", "get-env", json::object());
   ASSERT_EQ(env.exitCode, 0) << env.err;
-  EXPECT_THAT(env.out, HasSubstr(state_ + "/users/alice/everything/home"));
+  EXPECT_THAT(env.out, HasSubstr("\"HOME\": \"/home/user\""));
+  EXPECT_THAT(env.out, HasSubstr("HTTP_PROXY"));
   EXPECT_THAT(env.out, Not(HasSubstr(home_)));
+  EXPECT_TRUE(std::filesystem::exists(state_ + "/users/alice/everything/home"));
 
   // An ability without a tools list runs here, with the host's HOME.
   auto local = call("nolist", "get-env", json::object());
