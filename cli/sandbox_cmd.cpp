@@ -153,7 +153,7 @@ int runServeWorker(std::span<const std::string> args) {
   // Servers see the marketplaces and kaja's own runners, never its keys or data.
   options.readOnly = {context->paths.shippedMarketplace, context->paths.userMarketplace};
   for (const auto& dir : context->toolDirs()) options.readOnly.push_back(dir);
-  options.hidden = {context->paths.secretsFile, context->paths.dataDir};
+  options.hidden = {context->paths.secretsFile, context->paths.configFile, context->paths.dataDir};
   options.host = address->first;
   options.port = address->second;
   options.key = std::move(*key);

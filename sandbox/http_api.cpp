@@ -130,6 +130,7 @@ core::server::RouteDecision route(const ApiSettings& settings,
   }
   core::server::RouteDecision decision;
   decision.endpoint = key.text();
+  decision.owner = key.user;
   decision.sessions = settings.pool->sessions(key);
   return decision;
 }

@@ -39,26 +39,23 @@ void setEnv(core::LaunchPlan& plan, const std::string& name, const std::string& 
   plan.env.push_back({name, value, false});
 }
 
-// The folders a server's own files live in, for it to see read-only: its program's, and
-// for each absolute path in its arguments, the node_modules it sits in (a package needs
-// its dependencies), else its folder.
-std::vector<std::string> programFolders(const core::LaunchPlan& plan) {
+}  // namespace
+
+std::vector<std::string> argumentPaths(const core::LaunchPlan& plan) {
   std::vector<std::string> out;
+  constexpr std::string_view kModules = "/node_modules/";
   for (const auto& arg : plan.argv) {
     if (!arg.starts_with('/')) continue;
     std::error_code ec;
-    if (!fs::exists(arg, ec)) continue;
-    const auto modules = arg.rfind("/node_modules/");
-    if (modules != std::string::npos) {
-      out.push_back(arg.substr(0, modules + std::string("/node_modules").size()));
-    } else {
-      out.push_back(fs::path(arg).parent_path().string());
-    }
+    const std::string real = fs::canonical(arg, ec).string();
+    // Only a regular file, after every link: never a folder, a socket or a device.
+    if (ec || !fs::is_regular_file(real, ec) || ec) continue;
+    const auto modules = real.rfind(kModules);
+    out.push_back(modules != std::string::npos ? real.substr(0, modules + kModules.size() - 1)
+                                               : real);
   }
   return out;
 }
-
-}  // namespace
 
 std::string statusFile(const std::string& stateDir) { return stateDir + "/status.json"; }
 
@@ -157,7 +154,7 @@ core::Result<core::LaunchPlan> Worker::Impl::confined(const core::LaunchPlan& pl
   confinement.home = where.home;
   confinement.tmp = where.tmp;
   confinement.readOnly = options.readOnly;
-  for (auto& folder : programFolders(plan)) confinement.readOnly.push_back(std::move(folder));
+  for (auto& path : argumentPaths(plan)) confinement.readOnly.push_back(std::move(path));
   confinement.hidden = options.hidden;
   confinement.hidden.push_back(options.keyFile);
   confinement.hidden.push_back(options.stateDir);
@@ -176,6 +173,8 @@ core::Result<core::LaunchPlan> Worker::Impl::confined(const core::LaunchPlan& pl
   for (auto& var : inside.env) {
     if (var.name == "HOME") var.value = confinement.insideHome;
     if (var.name == "TMPDIR") var.value = kInsideTmp;
+    // The host's PATH names host folders; inside there is only the system's.
+    if (var.name == "PATH") var.value = "/usr/local/bin:/usr/bin:/bin";
   }
   return confine(inside, confinement);
 }
@@ -190,7 +189,13 @@ void Worker::Impl::released(const ServerKey& key) {
   std::error_code ec;
   fs::remove_all(where.tmp, ec);
   // A shared worker's turn leaves nothing behind, a login included.
-  if (!key.turn.empty()) fs::remove_all(fs::path(where.home).parent_path(), ec);
+  if (!key.turn.empty()) {
+    const fs::path ability = fs::path(where.home).parent_path();
+    fs::remove_all(ability, ec);
+    // The turn's folder, and the user's, once nothing else is in them.
+    fs::remove(ability.parent_path(), ec);
+    fs::remove(ability.parent_path().parent_path(), ec);
+  }
 }
 
 void Worker::Impl::writeStatus() {
@@ -312,7 +317,12 @@ core::Result<std::unique_ptr<Worker>> Worker::create(asio::io_context& io, Worke
   front.router = makeRouter(std::move(api));
   // Every server process has its own session; a worker holds many users.
   front.maxSessions = std::max<std::size_t>(4096, impl->options.maxServers * 4);
-  front.maxConnections = 2048;
+  front.maxConnections = 4096;
+  // No user may hold more than a share of the sessions (a session nobody uses ends after
+  // the front's 30 minutes).
+  front.maxSessionsPerOwner = std::max<std::size_t>(64, impl->options.maxPerUser * 4);
+  // A connection that sends nothing (or headers a byte at a time) is dropped sooner.
+  front.idleTimeout = std::chrono::seconds(20);
   auto made = core::server::HttpFront::create(io, {}, std::move(front));
   if (!made) return std::unexpected(made.error());
   impl->front = std::move(*made);

@@ -37,6 +37,9 @@ struct RouteDecision {
   /// a request for another endpoint that names it gets 404.
   std::string endpoint;
   SessionFactory sessions;  ///< makes the session of a new client of `endpoint`
+  /// Whom the session counts against for HttpFrontOptions::maxSessionsPerOwner (a user);
+  /// "" counts against no one.
+  std::string owner;
 };
 
 /// Decides where each request of an HTTP front goes. It is called once when a request's
@@ -62,6 +65,9 @@ struct HttpFrontOptions {
   std::size_t maxHeaderBytes = 16UL * 1024;         ///< larger headers get 431
   std::size_t maxConnections = 256;                 ///< more are closed at once
   std::size_t maxSessions = 1024;  ///< initialize past this gets 503 until one ends
+  /// With a router: one owner's sessions past this get 429 until one ends (0: no limit),
+  /// so that one user cannot take every session.
+  std::size_t maxSessionsPerOwner = 0;
   /// A connection silent this long between or inside requests is closed.
   std::chrono::milliseconds idleTimeout{std::chrono::seconds(60)};
   /// A stream whose client has not taken a write this long is dropped.

@@ -49,6 +49,7 @@ struct ReplyStream {
 struct SessionState {
   std::string id;        ///< the Mcp-Session-Id, or "" when stateless
   std::string endpoint;  ///< the router's endpoint that made it ("" without a router)
+  std::string owner;     ///< whom it counts against ("" for no one)
   std::uint64_t key = 0;
   bool stateless = false;
   bool ended = false;
@@ -83,6 +84,7 @@ struct HttpFront::Impl final : HttpHandler, std::enable_shared_from_this<HttpFro
   RouteDecision route(const http::request_header<>& request) const;
   std::shared_ptr<SessionState> findSession(const std::string& id,
                                             const RouteDecision& route) const;
+  bool ownerFull(const std::shared_ptr<HttpConnection>& connection, const RouteDecision& route);
   void handlePost(const std::shared_ptr<HttpConnection>& connection,
                   http::request<http::string_body>& request, const RouteDecision& route);
   void handleStateless(const std::shared_ptr<HttpConnection>& connection,
@@ -124,6 +126,7 @@ struct HttpFront::Impl final : HttpHandler, std::enable_shared_from_this<HttpFro
   std::unordered_map<std::uint64_t, std::weak_ptr<HttpConnection>> connections;
   std::unordered_map<std::string, std::shared_ptr<SessionState>> sessions;  ///< by id
   std::unordered_map<std::uint64_t, std::shared_ptr<SessionState>> statelessSessions;
+  std::unordered_map<std::string, std::size_t> ownerSessions;  ///< open sessions per owner
 };
 
 }  // namespace kaja::core::server

@@ -140,6 +140,20 @@ RouteDecision HttpFront::Impl::route(const http::request_header<>& request) cons
   return options.router(view);
 }
 
+bool HttpFront::Impl::ownerFull(const std::shared_ptr<HttpConnection>& connection,
+                                const RouteDecision& route) {
+  if (options.maxSessionsPerOwner == 0 || route.owner.empty()) return false;
+  const auto found = ownerSessions.find(route.owner);
+  if (found == ownerSessions.end() || found->second < options.maxSessionsPerOwner) return false;
+  connection->respond(http::status::too_many_requests,
+                      errorBody(-32000, "There are " + std::to_string(found->second) +
+                                            " open sessions for " + mcp::clip(route.owner, 64) +
+                                            " already; end one with DELETE or wait for one "
+                                            "to expire."),
+                      {{"Retry-After", "30"}});
+  return true;
+}
+
 std::shared_ptr<SessionState> HttpFront::Impl::findSession(const std::string& id,
                                                            const RouteDecision& route) const {
   const auto found = sessions.find(id);
@@ -211,6 +225,7 @@ void HttpFront::Impl::handlePost(const std::shared_ptr<HttpConnection>& connecti
                                     "kaja returned for initialize."));
       return;
     }
+    if (ownerFull(connection, route)) return;
     if (sessions.size() >= options.maxSessions) {
       connection->respond(http::status::service_unavailable,
                           errorBody(-32000,
@@ -321,6 +336,7 @@ void HttpFront::Impl::handleStateless(const std::shared_ptr<HttpConnection>& con
                                   "A 2026-07-28 client does not send responses over HTTP."));
     return;
   }
+  if (ownerFull(connection, route)) return;
   auto state = newSession(true, route);
   statelessSessions.emplace(state->key, state);
   std::vector<mcp::Message> messages;

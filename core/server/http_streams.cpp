@@ -44,6 +44,8 @@ std::shared_ptr<SessionState> HttpFront::Impl::newSession(bool stateless,
                                                           const RouteDecision& route) {
   auto state = std::make_shared<SessionState>();
   state->endpoint = route.endpoint;
+  state->owner = route.owner;
+  if (!state->owner.empty()) ++ownerSessions[state->owner];
   state->stateless = stateless;
   state->key = nextSessionKey++;
   if (!stateless) {
@@ -209,6 +211,9 @@ void HttpFront::Impl::endSession(std::shared_ptr<SessionState> state) {
     statelessSessions.erase(state->key);
   } else {
     sessions.erase(state->id);
+  }
+  if (const auto owner = ownerSessions.find(state->owner); owner != ownerSessions.end()) {
+    if (--owner->second == 0) ownerSessions.erase(owner);
   }
   for (const auto& [number, stream] : state->streams) {
     if (auto connection = std::exchange(stream->connection, nullptr)) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -190,6 +192,43 @@ std::string path(const std::string& user, const std::string& ability = "everythi
 std::string text(const Json& response) {
   const auto& content = response["result"]["content"];
   return content.is_array() && !content.empty() ? content[0].value("text", "") : response.dump();
+}
+
+TEST(SandboxWorkerTest, ArgumentsShowOnlyRegularFilesAndTheirPackages) {
+  kaja::testing::TempDir dir;
+  const std::string module = dir.write("pkg/node_modules/srv/dist/index.js", "//");
+  const std::string plain = dir.write("tools/run.sh", "#!/bin/sh");
+  const std::string folder = dir.path() + "/tools";
+  std::filesystem::create_symlink("/", dir.path() + "/root-link");
+  std::filesystem::create_symlink(folder, dir.path() + "/folder-link");
+  std::filesystem::create_symlink(module, dir.path() + "/module-link");
+  core::LaunchPlan plan;
+  plan.argv = {"/usr/bin/node",
+               module,
+               plain,
+               folder,
+               dir.path() + "/root-link",
+               dir.path() + "/root-link/etc",
+               dir.path() + "/folder-link",
+               dir.path() + "/module-link",
+               "/dev/null",
+               "/proc/self/root",
+               dir.path() + "/missing",
+               "relative/path"};
+  // A unix socket, as a hostile manifest would name the Docker or D-Bus socket.
+  const std::string socketPath = dir.path() + "/s.sock";
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof address.sun_path, "%s", socketPath.c_str());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  plan.argv.push_back(socketPath);
+  const auto shown = argumentPaths(plan);
+  ::close(fd);
+  const std::string modules = std::filesystem::canonical(dir.path()).string() + "/pkg/node_modules";
+  const std::string script = std::filesystem::canonical(plain).string();
+  EXPECT_EQ(shown, (std::vector<std::string>{std::filesystem::canonical("/usr/bin/node").string(),
+                                             modules, script, modules}));
 }
 
 TEST(SandboxWorkerTest, BadTokensNamesAndAbilitiesAreRefusedAndStartNothing) {

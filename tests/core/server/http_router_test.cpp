@@ -36,6 +36,7 @@ HttpFrontOptions routed(std::shared_ptr<EchoLog> a, std::shared_ptr<EchoLog> b,
         return decision;
       }
       decision.endpoint = "a";
+      decision.owner = "owner-a";
       decision.sessions = kaja::testing::echoFactory(a);
     } else if (request.path == "/b/mcp") {
       decision.endpoint = "b";
@@ -95,6 +96,27 @@ TEST(HttpRouterTest, TheRoutersRefusalsAndAnswersAreSentAsTheyAre) {
   EXPECT_EQ(answer.body, R"({"ended":true})");
   EXPECT_EQ(*answered, 1);  // given once, when the headers came
   EXPECT_EQ(a->created + b->created, 0);
+}
+
+TEST(HttpRouterTest, OneOwnerCannotTakeEverySession) {
+  auto a = std::make_shared<EchoLog>();
+  auto b = std::make_shared<EchoLog>();
+  auto answered = std::make_shared<int>(0);
+  HttpFrontOptions options = routed(a, b, answered);
+  options.maxSessionsPerOwner = 2;
+  FrontHarness h(options);
+  const auto auth = with(bothAccepted(), {{"Authorization", "Bearer a-token"}});
+  const std::string first = h.send("POST", kInit, auth, "/a/mcp").header("mcp-session-id");
+  EXPECT_EQ(h.send("POST", kInit, auth, "/a/mcp").status, 200);
+  const auto full = h.send("POST", kInit, auth, "/a/mcp");
+  EXPECT_EQ(full.status, 429);
+  EXPECT_EQ(full.header("retry-after"), "30");
+  EXPECT_EQ(a->created, 2);
+  // Another owner (none, here) is not held back.
+  EXPECT_EQ(h.send("POST", kInit, bothAccepted(), "/b/mcp").status, 200);
+  // Ending one makes room again.
+  EXPECT_EQ(h.send("DELETE", "", with(auth, {{"Mcp-Session-Id", first}}), "/a/mcp").status, 204);
+  EXPECT_EQ(h.send("POST", kInit, auth, "/a/mcp").status, 200);
 }
 
 }  // namespace
