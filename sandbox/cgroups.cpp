@@ -194,7 +194,7 @@ std::vector<pid_t> ServerCgroup::pids() const {
   std::vector<pid_t> pids;
   for (const auto& dir : folders_) {
     std::istringstream text(core::readTextFile(dir + "/cgroup.procs").value_or(""));
-    for (long pid = 0; text >> pid;) {
+    for (pid_t pid = 0; text >> pid;) {
       if (pid > 0 && std::ranges::find(pids, pid) == pids.end()) pids.push_back(pid);
     }
   }
