@@ -51,8 +51,7 @@ std::vector<std::string> argumentPaths(const core::LaunchPlan& plan) {
     // Only a regular file, after every link: never a folder, a socket or a device.
     if (ec || !fs::is_regular_file(real, ec) || ec) continue;
     const auto modules = real.rfind(kModules);
-    out.push_back(modules != std::string::npos ? real.substr(0, modules + kModules.size() - 1)
-                                               : real);
+    if (modules != std::string::npos) out.push_back(real.substr(0, modules + kModules.size() - 1));
   }
   return out;
 }

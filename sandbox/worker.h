@@ -97,11 +97,12 @@ class Worker {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Returns what a confined server must see of the absolute paths in its command line, each
-/// resolved through every link: for a regular file inside a node_modules folder, that folder
-/// (a package needs its dependencies); for any other regular file, the file alone. A path
-/// that is a folder, a socket, a device or missing gives nothing, so no manifest argument can
-/// show a server a host folder or socket.
+/// Returns what a confined server must see of the absolute paths in its command line: for
+/// each that is a regular file inside a node_modules folder, after resolving every link,
+/// that folder (a package needs its dependencies). Nothing else: a folder, a socket, a
+/// device or a file elsewhere gives nothing, so no manifest argument can show a server a
+/// host folder, socket or file. (The program itself, the system, the marketplaces and
+/// kaja's runners are shown by the confinement.)
 std::vector<std::string> argumentPaths(const core::LaunchPlan& plan);
 
 /// Returns the path of the status file a worker with `stateDir` writes.

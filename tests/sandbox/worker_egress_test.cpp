@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -58,7 +59,10 @@ TEST(SandboxWorkerEgressTest, ServersReachPublicAddressesOnlyAndOnlyThroughThePr
     GTEST_SKIP() << "network namespaces cannot be made here";
   }
   kaja::testing::TempDir dir;
-  const std::string probe = std::string(KAJA_SOURCE_DIR) + "/tests/servers/egress_probe_server.mjs";
+  // The server's script lives beside its manifest, where a confined server may read it.
+  std::ifstream script(std::string(KAJA_SOURCE_DIR) + "/tests/servers/egress_probe_server.mjs");
+  const std::string probe = dir.write("market/abilities/probe/server.mjs",
+                                      std::string(std::istreambuf_iterator<char>(script), {}));
   dir.write("market/abilities/probe/mcp.toml",
             "command = \"node\"\nargs = [\"" + probe + "\"]\ntools = [\"fetch\", \"connect\"]\n");
   const std::string key = dir.write("key", std::string(32, 'e'));
