@@ -30,15 +30,6 @@ bool isExecutable(const std::string& path) {
   return path.starts_with('/') && ::access(path.c_str(), X_OK) == 0;
 }
 
-void setVariable(std::vector<EnvVar>& env, const std::string& name, const std::string& value) {
-  const auto found = std::ranges::find(env, name, &EnvVar::name);
-  if (found != env.end()) {
-    found->value = value;
-  } else {
-    env.push_back({name, value, false});
-  }
-}
-
 void removeVariable(std::vector<EnvVar>& env, std::string_view name) {
   std::erase_if(env, [&](const EnvVar& var) { return var.name == name; });
 }
@@ -55,12 +46,12 @@ std::vector<EnvVar> outerEnvironment(const core::LaunchPlan& server, const Confi
       env.push_back(var);
     }
   }
-  setVariable(env, "HOME", where.insideHome);
-  setVariable(env, "TMPDIR", kInsideTmp);
+  core::setEnvVar(env, "HOME", where.insideHome);
+  core::setEnvVar(env, "TMPDIR", kInsideTmp);
   if (!where.egressSocket.empty()) {
     const std::string proxy = "http://127.0.0.1:" + std::to_string(where.proxyPort);
     for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) {
-      setVariable(env, name, proxy);
+      core::setEnvVar(env, name, proxy);
     }
     removeVariable(env, "NO_PROXY");
     removeVariable(env, "no_proxy");

@@ -29,16 +29,6 @@ namespace {
 
 constexpr std::chrono::seconds kStatusEvery{1};
 
-void setEnv(core::LaunchPlan& plan, const std::string& name, const std::string& value) {
-  for (auto& var : plan.env) {
-    if (var.name == name) {
-      var.value = value;
-      return;
-    }
-  }
-  plan.env.push_back({name, value, false});
-}
-
 }  // namespace
 
 std::vector<std::string> argumentPaths(const core::LaunchPlan& plan) {
@@ -133,13 +123,14 @@ core::Result<core::Activation> Worker::Impl::activation(const ServerKey& key) {
   made.ability = found->second.first;
   made.resolution = found->second.second;
   core::LaunchPlan plan = *made.resolution.launch;
-  setEnv(plan, "HOME", where.home);
-  setEnv(plan, "TMPDIR", where.tmp);
-  plan.workingDir = where.home;
   if (options.isolate) {
     auto confinedPlan = confined(plan, key, where);
     if (!confinedPlan) return std::unexpected(confinedPlan.error());
     plan = std::move(*confinedPlan);
+  } else {
+    core::setEnvVar(plan.env, "HOME", where.home);
+    core::setEnvVar(plan.env, "TMPDIR", where.tmp);
+    plan.workingDir = where.home;
   }
   made.resolution.launch = std::move(plan);
   return made;
@@ -167,14 +158,11 @@ core::Result<core::LaunchPlan> Worker::Impl::confined(const core::LaunchPlan& pl
     confinement.cgroups = group->folders();
     groups.emplace(key, std::move(*group));
   }
+  // confine() sets HOME and TMPDIR to the inside ones and starts in the inside home; the
+  // host's PATH names host folders, and inside there is only the system's.
   core::LaunchPlan inside = plan;
-  inside.workingDir.clear();  // the inside home
-  for (auto& var : inside.env) {
-    if (var.name == "HOME") var.value = confinement.insideHome;
-    if (var.name == "TMPDIR") var.value = kInsideTmp;
-    // The host's PATH names host folders; inside there is only the system's.
-    if (var.name == "PATH") var.value = "/usr/local/bin:/usr/bin:/bin";
-  }
+  inside.workingDir.clear();
+  core::setEnvVar(inside.env, "PATH", "/usr/local/bin:/usr/bin:/bin");
   return confine(inside, confinement);
 }
 

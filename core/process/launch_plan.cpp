@@ -21,6 +21,16 @@ std::string shellQuote(const std::string& word) {
 
 }  // namespace
 
+void setEnvVar(std::vector<EnvVar>& env, const std::string& name, const std::string& value) {
+  for (auto& var : env) {
+    if (var.name == name) {
+      var.value = value;
+      return;
+    }
+  }
+  env.push_back({name, value, false});
+}
+
 std::string LaunchPlan::display(bool shortProgram) const {
   std::string out;
   for (const auto& name : shownEnv) {

@@ -12,6 +12,9 @@ struct EnvVar {
   bool secret = false;
 };
 
+/// Sets `name` to `value` in `env`: the existing entry's value, else a new entry at the end.
+void setEnvVar(std::vector<EnvVar>& env, const std::string& name, const std::string& value);
+
 /// How to start a stdio server: everything the process launcher needs, nothing else.
 /// The environment is complete (kaja's minimal set plus the ability's own), so the
 /// launcher must not inherit the parent's environment. Runner resolution (core/runner)
