@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "core/server/wire.h"
+
 namespace kaja::sandbox {
 namespace {
 
@@ -13,9 +15,7 @@ using Json = nlohmann::json;
 core::server::RouteDecision answer(unsigned status, const std::string& message) {
   core::server::RouteDecision decision;
   decision.status = status;
-  decision.body =
-      Json{{"jsonrpc", "2.0"}, {"id", nullptr}, {"error", {{"code", -32000}, {"message", message}}}}
-          .dump();
+  decision.body = core::server::wire::errorObject(-32000, message).dump();
   return decision;
 }
 
@@ -30,14 +30,6 @@ std::vector<std::string_view> split(std::string_view path) {
     path.remove_prefix(slash + 1);
   }
   return parts;
-}
-
-std::string clip(std::string_view text) {
-  std::string out;
-  for (const char c : text.substr(0, 80)) {
-    out.push_back(static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c);
-  }
-  return out;
 }
 
 // Checks the bearer token of `request` for `user`; nullopt when it may go on.
@@ -83,7 +75,7 @@ core::server::RouteDecision route(const ApiSettings& settings,
   const bool turnEnd =
       parts.size() == 5 && parts[0] == "users" && parts[2] == "turns" && parts[4] == "end";
   if (!mcp && !turnEnd) {
-    return answer(404, "There is nothing at " + clip(request.path) +
+    return answer(404, "There is nothing at " + core::mcp::clip(request.path, 80) +
                            "; an ability's endpoint is /users/USER/abilities/ABILITY/mcp.");
   }
   const std::string_view user = parts[1];

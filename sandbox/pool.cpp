@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "core/server/wire.h"
+
 namespace kaja::sandbox {
 namespace asio = boost::asio;
 using core::mcp::Json;
@@ -17,10 +19,6 @@ namespace {
 
 // The id of the initialize kaja sends for a client whose server was started again.
 constexpr std::string_view kReplayId = "kaja-sandbox-replay";
-
-bool isResponse(const Json& message) {
-  return message.is_object() && message.contains("id") && !message.contains("method");
-}
 
 }  // namespace
 
@@ -179,7 +177,7 @@ void PoolSession::refuse(const Json& id, const std::string& why) {
 
 void PoolSession::fromInner(std::uint64_t from, Json message, const Json& relatedTo) {
   if (ended || from != generation) return;
-  if (isResponse(message)) {
+  if (core::server::wire::isResponse(message)) {
     if (message["id"] == Json(kReplayId)) return;  // the answer to kaja's own initialize
     const auto found = pending.find(message["id"].dump());
     if (found != pending.end()) {

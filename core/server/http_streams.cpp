@@ -33,11 +33,6 @@ class HttpOutbox final : public Outbox {
   std::weak_ptr<SessionState> state_;
 };
 
-bool isResponse(const Json& message) {
-  return message.is_object() && message.contains("id") && !message.contains("method") &&
-         (message.contains("result") || message.contains("error"));
-}
-
 }  // namespace
 
 std::shared_ptr<SessionState> HttpFront::Impl::newSession(bool stateless,
@@ -61,7 +56,7 @@ std::shared_ptr<SessionState> HttpFront::Impl::newSession(bool stateless,
 void HttpFront::Impl::deliver(const std::shared_ptr<SessionState>& state, Json message,
                               const Json& relatedTo) {
   if (state->ended || stopped) return;
-  const bool response = isResponse(message);
+  const bool response = wire::isResponse(message);
   const std::string key = relatedTo.is_null() ? std::string() : relatedTo.dump();
   std::shared_ptr<ReplyStream> stream;
   if (state->stateless) {

@@ -24,4 +24,9 @@ std::string formatBytes(std::size_t bytes) {
   return std::to_string(bytes) + " bytes";
 }
 
+bool isResponse(const mcp::Json& message) {
+  return message.is_object() && message.contains("id") && !message.contains("method") &&
+         (message.contains("result") || message.contains("error"));
+}
+
 }  // namespace kaja::core::server::wire

@@ -20,6 +20,9 @@ std::int64_t parseErrorCode(const Error& error);
 /// Appends `message` as compact JSON (invalid UTF-8 replaced, never thrown) to `out`.
 void appendJson(const mcp::Json& message, std::string& out);
 
+/// Returns whether `message` is a JSON-RPC response: an id, a result or an error, no method.
+bool isResponse(const mcp::Json& message);
+
 /// Returns `bytes` as "4 MB", "64 KB" or "123 bytes".
 std::string formatBytes(std::size_t bytes);
 
