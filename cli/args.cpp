@@ -1,7 +1,9 @@
 #include "cli/args.h"
 
 #include <algorithm>
+#include <charconv>
 
+#include "cli/output.h"
 #include "core/manifest/field_reader.h"
 
 namespace kaja::cli {
@@ -59,6 +61,45 @@ core::Result<ParsedArgs> parseArgs(std::span<const std::string> args,
     return core::fail(core::ErrorCode::kUsage, message + " (see --help)");
   }
   return out;
+}
+
+core::Result<std::pair<std::string, std::uint16_t>> parseHostPort(std::string_view flag,
+                                                                  const std::string& text,
+                                                                  std::string_view example) {
+  const std::string name(flag);
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon + 1 >= text.size()) {
+    return core::fail(core::ErrorCode::kUsage, name + " takes HOST:PORT, like " +
+                                                   std::string(example) + ", not \"" +
+                                                   oneLine(text) + "\"");
+  }
+  std::string host = text.substr(0, colon);
+  if (host.empty()) {
+    return core::fail(core::ErrorCode::kUsage, name + " needs a host before the port, like " +
+                                                   "127.0.0.1:" + oneLine(text.substr(1)));
+  }
+  std::uint32_t port = 0;
+  const auto [end, ec] = std::from_chars(text.data() + colon + 1, text.data() + text.size(), port);
+  if (ec != std::errc() || end != text.data() + text.size() || port > 65535) {
+    return core::fail(core::ErrorCode::kUsage,
+                      "the port in " + name + " " + oneLine(text) + " is not 0 to 65535");
+  }
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host == "localhost") host = "127.0.0.1";
+  return std::make_pair(host, static_cast<std::uint16_t>(port));
+}
+
+core::Result<std::int64_t> parsePositive(std::string_view flag, const std::string& text,
+                                         std::string_view what) {
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value <= 0) {
+    return core::fail(core::ErrorCode::kUsage, std::string(flag) + " takes " + std::string(what) +
+                                                   ", not \"" + oneLine(text) + "\"");
+  }
+  return value;
 }
 
 }  // namespace kaja::cli

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <span>
@@ -31,5 +32,16 @@ struct ParsedArgs {
 core::Result<ParsedArgs> parseArgs(std::span<const std::string> args,
                                    std::initializer_list<std::string_view> known,
                                    std::initializer_list<std::string_view> valued = {});
+
+/// Parses HOST:PORT given to `flag` ([::1]:PORT for IPv6; localhost is 127.0.0.1). The
+/// error shows `example` ("127.0.0.1:8931") as the form to use.
+core::Result<std::pair<std::string, std::uint16_t>> parseHostPort(std::string_view flag,
+                                                                  const std::string& text,
+                                                                  std::string_view example);
+
+/// Parses a whole number above 0 given to `flag`; the error says it takes `what` ("a
+/// positive number of seconds").
+core::Result<std::int64_t> parsePositive(std::string_view flag, const std::string& text,
+                                         std::string_view what);
 
 }  // namespace kaja::cli

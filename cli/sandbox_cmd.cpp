@@ -27,38 +27,8 @@ namespace {
 constexpr std::int64_t kDefaultTtl = 3600;
 constexpr std::int64_t kDefaultIdle = 600;
 
-// Parses a positive whole number of seconds given to `flag`.
-core::Result<std::int64_t> seconds(const std::string& flag, const std::string& text) {
-  std::int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value <= 0) {
-    return core::fail(core::ErrorCode::kUsage,
-                      flag + " takes a positive number of seconds, not \"" + oneLine(text) + "\"");
-  }
-  return value;
-}
-
-// Splits HOST:PORT ([::1]:PORT for IPv6).
-core::Result<std::pair<std::string, std::uint16_t>> listenAddress(const std::string& text) {
-  const auto colon = text.rfind(':');
-  std::uint32_t port = 0;
-  if (colon == std::string::npos || colon == 0) {
-    return core::fail(
-        core::ErrorCode::kUsage,
-        "--listen takes HOST:PORT, like 127.0.0.1:8080, not \"" + oneLine(text) + "\"");
-  }
-  const auto [end, ec] = std::from_chars(text.data() + colon + 1, text.data() + text.size(), port);
-  if (ec != std::errc() || end != text.data() + text.size() || port > 65535) {
-    return core::fail(core::ErrorCode::kUsage,
-                      "the port in --listen " + oneLine(text) + " is not 0 to 65535");
-  }
-  std::string host = text.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  if (host == "localhost") host = "127.0.0.1";
-  return std::make_pair(host, static_cast<std::uint16_t>(port));
-}
+constexpr std::string_view kSeconds = "a positive number of seconds";
+constexpr std::string_view kWhole = "a positive whole number";
 
 // Parses a memory size: bytes, or a number with K, M or G (powers of 1024; "512M", "1GiB").
 core::Result<std::uint64_t> memorySize(const std::string& text) {
@@ -106,13 +76,13 @@ int runServeWorker(std::span<const std::string> args) {
     printError("sandbox serve needs --listen HOST:PORT and --key-file F");
     return kExitUsage;
   }
-  auto address = listenAddress(*listen);
+  auto address = parseHostPort("--listen", *listen, "127.0.0.1:8080");
   if (!address) return reportError(address.error());
   auto key = sandbox::readKeyFile(*keyFile);
   if (!key) return reportError(key.error());
   std::int64_t idle = kDefaultIdle;
   if (const auto text = parsed->value("--idle")) {
-    auto given = seconds("--idle", *text);
+    auto given = parsePositive("--idle", *text, kSeconds);
     if (!given) return reportError(given.error());
     idle = *given;
   }
@@ -122,12 +92,8 @@ int runServeWorker(std::span<const std::string> args) {
   for (const auto& [flag, field] : {std::pair{"--max-servers", &options.maxServers},
                                     std::pair{"--max-per-user", &options.maxPerUser}}) {
     if (const auto text = parsed->value(flag)) {
-      auto given = seconds(flag, *text);
-      if (!given) {
-        printError(std::string(flag) + " takes a positive whole number, not \"" + oneLine(*text) +
-                   "\"");
-        return kExitUsage;
-      }
+      auto given = parsePositive(flag, *text, kWhole);
+      if (!given) return reportError(given.error());
       *field = static_cast<std::size_t>(*given);
     }
   }
@@ -137,11 +103,8 @@ int runServeWorker(std::span<const std::string> args) {
     options.memoryBytes = *bytes;
   }
   if (const auto text = parsed->value("--pids")) {
-    auto given = seconds("--pids", *text);
-    if (!given) {
-      printError("--pids takes a positive whole number, not \"" + oneLine(*text) + "\"");
-      return kExitUsage;
-    }
+    auto given = parsePositive("--pids", *text, kWhole);
+    if (!given) return reportError(given.error());
     options.pids = static_cast<std::uint64_t>(*given);
   }
   for (const auto& [flag, value] : parsed->values) {
@@ -253,14 +216,9 @@ int runToken(std::span<const std::string> args) {
   }
   std::int64_t ttl = kDefaultTtl;
   if (const auto text = parsed->value("--ttl")) {
-    try {
-      std::size_t used = 0;
-      ttl = std::stoll(*text, &used);
-      if (used != text->size() || ttl <= 0) throw std::invalid_argument("ttl");
-    } catch (const std::exception&) {
-      printError("--ttl takes a positive number of seconds, not \"" + *text + "\"");
-      return kExitUsage;
-    }
+    auto given = parsePositive("--ttl", *text, kSeconds);
+    if (!given) return reportError(given.error());
+    ttl = *given;
   }
   auto key = sandbox::readKeyFile(*keyFile);
   if (!key) {

@@ -59,28 +59,11 @@ bool isLoopback(const std::string& host) {
 
 // Parses --http HOST:PORT ([::1]:PORT for IPv6) into front options.
 core::Result<core::server::HttpFrontOptions> parseListen(const std::string& text) {
+  auto address = parseHostPort("--http", text, "127.0.0.1:8931");
+  if (!address) return std::unexpected(address.error());
   core::server::HttpFrontOptions options;
-  const auto colon = text.rfind(':');
-  if (colon == std::string::npos || colon + 1 >= text.size()) {
-    return core::fail(core::ErrorCode::kUsage,
-                      "--http takes HOST:PORT, like 127.0.0.1:8931, not \"" + text + "\"");
-  }
-  std::string host = text.substr(0, colon);
-  if (host.empty()) {
-    return core::fail(
-        core::ErrorCode::kUsage,
-        "--http needs a host before the port, like 127.0.0.1:" + text.substr(colon + 1));
-  }
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  if (host == "localhost") host = "127.0.0.1";
-  char* end = nullptr;
-  const long port = std::strtol(text.c_str() + colon + 1, &end, 10);
-  if (*end != '\0' || port < 0 || port > 65535) {
-    return core::fail(core::ErrorCode::kUsage, "the port in --http " + text + " is not 0 to 65535");
-  }
-  options.host = host;
-  options.port = static_cast<std::uint16_t>(port);
+  options.host = address->first;
+  options.port = address->second;
   return options;
 }
 
