@@ -291,11 +291,100 @@ class Bench {
 
   bool call(Connection& connection, const std::string& user, const std::string& session, int id,
             const std::string& turn = {}) {
-    const auto [status, head, body] =
-        connection.request("POST", "/users/" + user + "/abilities/echo/mcp", callBody(id),
-                           headers(user, session, turn));
+    return callWith(connection, "/users/" + user + "/abilities/echo/mcp", id,
+                    headers(user, session, turn));
+  }
+
+  static bool callWith(Connection& connection, const std::string& path, int id,
+                       const std::vector<std::pair<std::string, std::string>>& headers) {
+    const auto [status, head, body] = connection.request("POST", path, callBody(id), headers);
     return status == 200 && body.find("kaja") != std::string::npos &&
            body.find("\"error\"") == std::string::npos;
+  }
+
+  // The floor for any process that relays HTTP to a stdio server: a child that accepts one
+  // connection and, with blocking reads and writes and no parsing beyond Content-Length,
+  // passes each request body to echo_server as a line and its reply line back. Its p50
+  // is what the TCP hop and the extra process cost on this machine before any work.
+  std::vector<double> relayFloor(int calls) {
+    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+        ::listen(listener, 1) != 0 ||
+        ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      std::perror("relay");
+      std::exit(1);
+    }
+    const pid_t relay = ::fork();
+    if (relay == 0) {
+      int in[2];
+      int out[2];
+      if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) ::_exit(1);
+      const pid_t server = ::fork();
+      if (server == 0) {
+        ::dup2(in[0], 0);
+        ::dup2(out[1], 1);
+        const std::string path = std::string(KAJA_BIN_DIR) + "/echo_server";
+        ::execl(path.c_str(), path.c_str(), nullptr);
+        ::_exit(127);
+      }
+      const int peer = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+      int one = 1;
+      ::setsockopt(peer, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      std::string request;
+      std::string reply;
+      char chunk[65536];
+      for (;;) {
+        std::size_t headEnd = 0;
+        while ((headEnd = request.find("\r\n\r\n")) == std::string::npos) {
+          const ssize_t n = ::read(peer, chunk, sizeof chunk);
+          if (n <= 0) ::_exit(0);
+          request.append(chunk, static_cast<std::size_t>(n));
+        }
+        const auto at = request.find("Content-Length: ");
+        const std::size_t size = std::strtoull(request.c_str() + at + 16, nullptr, 10);
+        while (request.size() < headEnd + 4 + size) {
+          const ssize_t n = ::read(peer, chunk, sizeof chunk);
+          if (n <= 0) ::_exit(0);
+          request.append(chunk, static_cast<std::size_t>(n));
+        }
+        const std::string line = request.substr(headEnd + 4, size) + "\n";
+        request.erase(0, headEnd + 4 + size);
+        if (::write(in[1], line.data(), line.size()) < 0) ::_exit(1);
+        std::size_t end = 0;
+        while ((end = reply.find('\n')) == std::string::npos) {
+          const ssize_t n = ::read(out[0], chunk, sizeof chunk);
+          if (n <= 0) ::_exit(1);
+          reply.append(chunk, static_cast<std::size_t>(n));
+        }
+        const std::string text = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(end) +
+                                 "\r\n\r\n" + reply.substr(0, end);
+        reply.erase(0, end + 1);
+        if (::write(peer, text.data(), text.size()) < 0) ::_exit(0);
+      }
+    }
+    ::close(listener);
+    std::vector<double> latencies;
+    {
+      Connection connection(ntohs(address.sin_port));
+      const std::vector<std::pair<std::string, std::string>> none;
+      for (int i = 0; i < calls + 100; ++i) {
+        const auto begin = Clock::now();
+        if (!callWith(connection, "/", i + 1, none)) {
+          std::fprintf(stderr, "a call through the floor relay failed\n");
+          std::exit(1);
+        }
+        if (i >= 100) {
+          latencies.push_back(
+              std::chrono::duration<double, std::micro>(Clock::now() - begin).count());
+        }
+      }
+    }
+    ::waitpid(relay, nullptr, 0);
+    return latencies;
   }
 
   // The same call straight to echo_server over its pipes.
@@ -344,9 +433,10 @@ class Bench {
 
   std::vector<double> through(Connection& connection, const std::string& session, int calls) {
     std::vector<double> latencies;
+    const auto sent = headers("u0", session);  // the client signs its token once, not per call
     for (int i = 0; i < calls + 100; ++i) {
       const auto begin = Clock::now();
-      if (!call(connection, "u0", session, i + 1)) {
+      if (!callWith(connection, "/users/u0/abilities/echo/mcp", i + 1, sent)) {
         std::fprintf(stderr, "a call through the worker failed\n");
         std::exit(1);
       }
@@ -365,6 +455,7 @@ class Bench {
     std::vector<double> directP50;
     std::vector<double> clientP50;
     std::vector<double> workerP50;
+    std::vector<double> floorP50;
     kaja::bench::WorkerSpec spec;
     spec.server.argv = {std::string(KAJA_BIN_DIR) + "/echo_server"};
     spec.serverName = "echo";
@@ -382,9 +473,11 @@ class Bench {
       if (round % 2 == 0) {
         directP50.push_back(quantile(direct(options_.calls), 0.5));
         kajaClient();
+        floorP50.push_back(quantile(relayFloor(options_.calls), 0.5));
         workerP50.push_back(quantile(through(connection, session, options_.calls), 0.5));
       } else {
         workerP50.push_back(quantile(through(connection, session, options_.calls), 0.5));
+        floorP50.push_back(quantile(relayFloor(options_.calls), 0.5));
         kajaClient();
         directP50.push_back(quantile(direct(options_.calls), 0.5));
       }
@@ -392,10 +485,12 @@ class Bench {
     const double d = quantile(directP50, 0.5);
     const double c = quantile(clientP50, 0.5);
     const double w = quantile(workerP50, 0.5);
+    const double f = quantile(floorP50, 0.5);
     std::printf(
         "call p50 (%d calls x %d rounds): raw pipe %.1f us, kaja's stdio client %.1f us, "
-        "through the worker (HTTP) %.1f us: %.2fx the raw pipe, %.2fx kaja's client\n",
-        options_.calls, options_.rounds, d, c, w, w / d, w / c);
+        "a bare HTTP-to-pipe relay %.1f us, through the worker (HTTP) %.1f us: %.2fx the raw "
+        "pipe, %.2fx kaja's client, %.2fx the bare relay\n",
+        options_.calls, options_.rounds, d, c, f, w, w / d, w / c, w / f);
 
     const long oneServer = statusField(worker.pid, "VmRSS:");
     std::vector<std::unique_ptr<Connection>> connections;
