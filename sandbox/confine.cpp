@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "sandbox/egress_proxy.h"
 #include "sandbox/mounts.h"
 
 namespace kaja::sandbox {
@@ -30,10 +31,6 @@ bool isExecutable(const std::string& path) {
   return path.starts_with('/') && ::access(path.c_str(), X_OK) == 0;
 }
 
-void removeVariable(std::vector<EnvVar>& env, std::string_view name) {
-  std::erase_if(env, [&](const EnvVar& var) { return var.name == name; });
-}
-
 /// Splits the server's environment: what the outer steps may carry (returned) and, as
 /// --setenv arguments for bwrap, what only the server may see.
 std::vector<EnvVar> outerEnvironment(const core::LaunchPlan& server, const Confinement& where,
@@ -49,12 +46,9 @@ std::vector<EnvVar> outerEnvironment(const core::LaunchPlan& server, const Confi
   core::setEnvVar(env, "HOME", where.insideHome);
   core::setEnvVar(env, "TMPDIR", kInsideTmp);
   if (!where.egressSocket.empty()) {
-    const std::string proxy = "http://127.0.0.1:" + std::to_string(where.proxyPort);
-    for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) {
-      core::setEnvVar(env, name, proxy);
+    for (const auto& [name, value] : egressProxyEnvironment(where.proxyPort)) {
+      core::setEnvVar(env, name, value);
     }
-    removeVariable(env, "NO_PROXY");
-    removeVariable(env, "no_proxy");
   }
   return env;
 }

@@ -51,9 +51,8 @@ struct Confinement {
 /// working folder (the plan's when set, else HOME); then, when egressSocket is set,
 /// `kaja sandbox bridge --listen 127.0.0.1:PORT --socket kInsideEgressSocket --` and the
 /// server's argv. The environment is the server's own with HOME and TMPDIR set to the inside
-/// paths and, with egress, HTTP_PROXY/HTTPS_PROXY/http_proxy/https_proxy set to
-/// http://127.0.0.1:PORT (NO_PROXY/no_proxy removed). Variables that steer the dynamic
-/// loader (LD_*, GCONV_PATH, GLIBC_TUNABLES…) reach only the server, through bwrap's
+/// paths and, with egress, egressProxyEnvironment(PORT) (egress_proxy.h). Variables that steer the
+/// dynamic loader (LD_*, GCONV_PATH, GLIBC_TUNABLES…) reach only the server, through bwrap's
 /// --setenv, never the steps that run outside it. Fails with kSpawn when bwrap is missing
 /// and kInvalidConfig when `where` is incomplete, each with one sentence.
 core::Result<core::LaunchPlan> confine(const core::LaunchPlan& server, const Confinement& where);

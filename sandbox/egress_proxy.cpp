@@ -176,8 +176,4 @@ std::vector<std::pair<std::string, std::string>> egressProxyEnvironment(std::uin
           {"https_proxy", url}, {"NO_PROXY", local},  {"no_proxy", local}};
 }
 
-std::string egressChromeFlag(std::uint16_t port) {
-  return "--proxy-server=http://127.0.0.1:" + std::to_string(port);
-}
-
 }  // namespace kaja::sandbox

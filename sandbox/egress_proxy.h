@@ -79,11 +79,9 @@ class EgressProxy {
 
 /// Returns the environment that makes a confined server's HTTP clients go out through its
 /// bridge at 127.0.0.1:`port`: HTTP_PROXY and HTTPS_PROXY (and the lower-case forms, which
-/// curl reads), and NO_PROXY for the namespace's own loopback. Chrome ignores these; give
-/// it egressChromeFlag(port).
+/// curl reads), and NO_PROXY for the namespace's own loopback, replacing whatever the
+/// server's environment said. Chromium on Linux without a desktop session reads the same
+/// variables (tests/sandbox/worker_chrome_test.cpp), so no Chrome flag is needed.
 std::vector<std::pair<std::string, std::string>> egressProxyEnvironment(std::uint16_t port);
-
-/// Returns Chrome's flag for the bridge at 127.0.0.1:`port`: "--proxy-server=http://…".
-std::string egressChromeFlag(std::uint16_t port);
 
 }  // namespace kaja::sandbox

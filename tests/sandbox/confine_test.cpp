@@ -95,8 +95,9 @@ TEST(ConfineTest, SetsHomeTmpAndProxiesAndKeepsLoaderVariablesInside) {
   for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) {
     EXPECT_EQ(envValue(*plan, name), "http://127.0.0.1:3128") << name;
   }
-  EXPECT_EQ(envValue(*plan, "NO_PROXY"), "<unset>");
-  EXPECT_EQ(envValue(*plan, "no_proxy"), "<unset>");
+  // The server's own NO_PROXY is replaced: only its namespace's loopback skips the proxy.
+  EXPECT_EQ(envValue(*plan, "NO_PROXY"), "localhost,127.0.0.1,::1");
+  EXPECT_EQ(envValue(*plan, "no_proxy"), "localhost,127.0.0.1,::1");
   EXPECT_EQ(envValue(*plan, "LD_PRELOAD"), "<unset>");
   EXPECT_EQ(envValue(*plan, "API_TOKEN"), "s3cret");
   const auto setenv = indexOf(plan->argv, "LD_PRELOAD");

@@ -1,0 +1,115 @@
+// A network lab for tests of a confined server's way out: inside a network and mount
+// namespace the test makes (no packet leaves it), HTTP servers listen on a public address
+// (93.184.216.34), a private one (10.0.0.5) and the metadata one (169.254.169.254), names
+// resolve through a private /etc/hosts, and the real worker serves the lab's marketplace.
+#pragma once
+
+#include <unistd.h>
+
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sandbox/confine.h"
+#include "tests/support/run_command.h"
+#include "tests/support/temp_dir.h"
+
+namespace kaja::sandbox::worker_lab {
+
+/// One tools/call the lab makes, in order, to the ability "ability" as user alice.
+struct LabCall {
+  std::string name;       ///< the key of its reply
+  std::string tool;       ///< the tool to call
+  std::string arguments;  ///< its arguments, a JSON object
+};
+
+/// What the lab saw: each call's reply body by name, and the lab's own output.
+struct LabResult {
+  int exitCode = -1;
+  std::map<std::string, std::string> replies;
+  std::string out;
+  std::string err;
+};
+
+// The lab's script; it runs inside `unshare -n -m`: the addresses, the origins, the worker, then
+// one call per line of $DIR/cases ("name tool arguments"), printing "name: <reply>".
+inline constexpr const char* kLab = R"(set -eu
+ip link set lo up
+for a in 93.184.216.34 10.0.0.5 169.254.169.254; do
+  ip addr add "$a/32" dev lo
+  mkdir -p "$DIR/www/$a" && echo "page-of-$a" > "$DIR/www/$a/index.html"
+  python3 -m http.server --bind "$a" 80 --directory "$DIR/www/$a" >/dev/null 2>&1 &
+done
+mount --bind "$DIR/hosts" /etc/hosts
+"$KAJA" sandbox serve --listen 127.0.0.1:0 --key-file "$DIR/key" --state "$DIR/state" \
+  2> "$DIR/worker.err" &
+worker=$!
+for i in $(seq 100); do
+  port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$DIR/worker.err")
+  [ -n "$port" ] && break
+  sleep 0.1
+done
+for a in 93.184.216.34 10.0.0.5 169.254.169.254; do
+  for i in $(seq 50); do curl -s -o /dev/null "http://$a/" && break; sleep 0.1; done
+done
+token=$("$KAJA" sandbox token alice --key-file "$DIR/key")
+while read -r name tool args; do
+  body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"$tool\",\"arguments\":$args,\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}"
+  reply=$(curl -s -m 60 -X POST "http://127.0.0.1:$port/users/alice/abilities/$ABILITY/mcp" \
+    -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+    -H 'Accept: application/json' -H 'MCP-Protocol-Version: 2026-07-28' \
+    -H 'Mcp-Method: tools/call' -H "Mcp-Name: $tool" -d "$body")
+  echo "$name: $reply"
+done < "$DIR/cases"
+kill "$worker"
+wait "$worker" || true
+)";
+
+/// Returns why the lab cannot run here (no bubblewrap, not root, no network namespaces),
+/// or "" when it can.
+inline std::string labUnavailable() {
+  if (!findBwrap({})) return "bubblewrap is not installed";
+  if (::geteuid() != 0) return "the lab's addresses and mounts need root";
+  if (kaja::testing::runCommand({"/usr/bin/unshare", "-n", "/bin/true"}, {}).exitCode != 0) {
+    return "network namespaces cannot be made here";
+  }
+  return {};
+}
+
+/// Runs the lab over `dir`, whose market/ holds the abilities and key the worker's key
+/// (0600), and makes `calls` in order through the worker. Each page the lab serves reads
+/// "page-of-<address>".
+inline LabResult runWorkerLab(const kaja::testing::TempDir& dir, const std::string& ability,
+                              const std::vector<LabCall>& calls, int timeoutSeconds) {
+  dir.write("hosts",
+            "127.0.0.1 localhost\n93.184.216.34 public.example\n10.0.0.5 private.example\n"
+            "93.184.216.34 mixed.example\n10.0.0.5 mixed.example\n");
+  std::string cases;
+  for (const LabCall& call : calls) {
+    cases += call.name + " " + call.tool + " " + call.arguments + "\n";
+  }
+  dir.write("cases", cases);
+  const std::string lab = dir.write("lab.sh", kLab);
+  kaja::testing::RunOptions run;
+  run.timeoutSeconds = timeoutSeconds;
+  const auto ran = kaja::testing::runCommandWith(
+      {"/usr/bin/unshare", "-n", "-m", "/bin/bash", lab},
+      {"DIR=" + dir.path(), "ABILITY=" + ability, "KAJA=" + std::string(KAJA_BIN_DIR) + "/kaja",
+       "HOME=" + dir.path() + "/home", "XDG_CONFIG_HOME=" + dir.path() + "/config",
+       "XDG_DATA_HOME=" + dir.path() + "/data", "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+       "KAJA_SHIPPED_MARKETPLACE=" + dir.path() + "/market"},
+      run);
+  LabResult result;
+  result.exitCode = ran.exitCode;
+  result.out = ran.out;
+  result.err = ran.err;
+  std::istringstream lines(ran.out);
+  for (std::string line; std::getline(lines, line);) {
+    const auto colon = line.find(": ");
+    if (colon != std::string::npos) result.replies[line.substr(0, colon)] = line.substr(colon + 2);
+  }
+  return result;
+}
+
+}  // namespace kaja::sandbox::worker_lab
