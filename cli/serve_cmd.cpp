@@ -127,6 +127,7 @@ class Server {
     options.home = core::homeDir();
     options.pipeline = pipelineOptionsFor(context_.paths);
     options.auditDir = context_.paths.dataDir;
+    options.cacheDir = context_.paths.dataDir + "/cache/metadata";
     options.log = [](const std::string& text) { printWarning(text); };
     gateway_ = std::make_unique<core::gateway::Gateway>(io_, std::move(options));
     lastPrint_ = fingerprint(context_.paths);

@@ -252,6 +252,8 @@ void ServerPool::Impl::start(const std::shared_ptr<Entry>& entry) {
   scope.entry.ability = activation->ability.name;
   scope.home = options.gateway.home;
   config.scopes.push_back(std::move(scope));
+  // The pool decides when a user's server stops (--idle, turn ends); inside, it just runs.
+  activation->ability.lifecycle = core::Lifecycle::kKeepAlive;
   config.activations.push_back(std::move(*activation));
   entry->gateway->start(std::move(config),
                         [weak = weak_from_this(), entry](const core::Result<void>& started) {

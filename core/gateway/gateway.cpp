@@ -10,7 +10,7 @@ namespace kaja::core::gateway {
 using mcp::Json;
 
 Gateway::Impl::Impl(boost::asio::io_context& context, GatewayOptions opts)
-    : io(context), options(std::move(opts)) {
+    : io(context), options(std::move(opts)), cache(options.cacheDir) {
   HostOptions hostOptions = options.host;
   hostOptions.forwardServerRequests = true;
   // Servers are spoken to at 2025-11-25, with sessions, so that what they ask of a client
@@ -27,10 +27,20 @@ Gateway::Impl::Impl(boost::asio::io_context& context, GatewayOptions opts)
                                            const std::vector<mcp::Tool>& tools) {
     if (!catalog) return;
     catalog->setTools(ability, tools);
+    remember(ability, tools);
     broadcast({{"method", "notifications/tools/list_changed"}});
   };
   hostOptions.events.disconnected = [this](const std::string& ability, const Error& why) {
     if (!catalog) return;
+    const Activation* activation = activationOf(ability);
+    if (activation != nullptr && activation->ability.lifecycle != Lifecycle::kKeepAlive) {
+      // A lazy or eager server that exits is started again on its next use; meanwhile its
+      // tools are listed from the cache.
+      log(ability + " stopped: " + why.describe() + "; it starts again on its next use");
+      wanted.erase(ability);
+      rebuildCatalog();
+      return;
+    }
     catalog->clearTools(ability);
     log(ability + " stopped: " + why.describe());
     failures[ability] = why.describe();
@@ -54,9 +64,15 @@ Gateway::Impl::Impl(boost::asio::io_context& context, GatewayOptions opts)
         log(report.ability + " could not start: " + why);
       }
       failures[report.ability] = why;
+      // A lazy server that cannot start is tried again on its next use, not in a loop.
+      const Activation* activation = activationOf(report.ability);
+      if (activation != nullptr && activation->ability.lifecycle == Lifecycle::kLazy) {
+        wanted.erase(report.ability);
+      }
     } else {
       if (failures.contains(report.ability)) log(report.ability + " is running again");
       failures.erase(report.ability);
+      if (!report.reused) remember(report.ability, report.tools);
     }
     if (user.connected) user.connected(report);
   };
@@ -84,13 +100,21 @@ void Gateway::Impl::broadcast(const Json& notification) {
 void Gateway::Impl::rebuildCatalog() {
   CatalogSettings settings{config.persona, options.home, options.pipeline, options.names};
   catalog = std::make_unique<ToolCatalog>(std::move(settings), config.scopes);
-  for (const auto& ability : host->connected()) {
-    if (auto tools = host->tools(ability)) catalog->setTools(ability, *tools);
+  for (const auto& scope : config.scopes) {
+    const std::string& ability = scope.ability.name;
+    if (auto tools = host->tools(ability)) {
+      catalog->setTools(ability, *tools);
+    } else if (auto entry = cached.find(ability); entry != cached.end()) {
+      catalog->setTools(ability, entry->second.tools);
+    }
   }
 }
 
 void Gateway::Impl::scheduleRetry() {
-  if (stopped || retryPending || failures.empty()) return;
+  // Only servers meant to be running (keep-alive, or eager ones still starting) are retried.
+  const bool due = std::ranges::any_of(
+      failures, [&](const auto& failure) { return wanted.contains(failure.first); });
+  if (stopped || retryPending || !due) return;
   retryPending = true;
   // 1 s, 2 s, 4 s … up to a minute between tries.
   const auto pause = std::chrono::seconds(1) * (1 << std::min(retries, 6));
@@ -106,15 +130,10 @@ void Gateway::Impl::scheduleRetry() {
       self->scheduleRetry();
       return;
     }
-    self->activating = true;
-    self->host->activate(self->config.activations, [weak](const std::vector<ConnectReport>&) {
+    self->activateWanted([weak](const std::vector<ConnectReport>&) {
       auto impl = weak.lock();
-      if (!impl) return;
-      impl->activating = false;
-      impl->runQueued();
-      if (impl->stopped) return;
+      if (!impl || impl->stopped) return;
       impl->retryPending = false;
-      impl->rebuildCatalog();
       impl->broadcast({{"method", "notifications/tools/list_changed"}});
       impl->retries = impl->failures.empty() ? 0 : impl->retries + 1;
       impl->scheduleRetry();
@@ -126,6 +145,11 @@ std::vector<std::string> Gateway::Impl::abilitiesWith(const std::string& capabil
   std::vector<std::string> found;
   for (const auto& scope : config.scopes) {
     const mcp::ServerInfo* info = host->serverInfo(scope.ability.name);
+    if (info == nullptr) {
+      if (auto entry = cached.find(scope.ability.name); entry != cached.end()) {
+        info = &entry->second.server;
+      }
+    }
     if (info != nullptr && info->capabilities.is_object() &&
         info->capabilities.contains(capability)) {
       found.push_back(scope.ability.name);
@@ -252,32 +276,28 @@ void Gateway::Impl::reload(GatewayConfig next, std::function<void(Result<void>)>
     };
     return;
   }
-  activating = true;
-  auto activations = next.activations;
   for (const auto& why : next.skipped) log(why);
   config = std::move(next);
   failures.clear();
   // Routes found by an earlier listing may name abilities that are gone.
   promptRoutes.clear();
   resourceRoutes.clear();
+  planWanted();
   rebuildCatalog();
   std::weak_ptr<Impl> weak = weak_from_this();
-  host->activate(std::move(activations),
-                 [weak, done = std::move(done)](const std::vector<ConnectReport>&) {
-                   auto impl = weak.lock();
-                   if (!impl) return;
-                   impl->activating = false;
-                   impl->rebuildCatalog();
-                   if (auto names = impl->catalog->checkNames(); !names) {
-                     done(std::unexpected(names.error()));
-                   } else {
-                     impl->broadcast({{"method", "notifications/tools/list_changed"}});
-                     impl->retries = 0;
-                     impl->scheduleRetry();
-                     done({});
-                   }
-                   impl->runQueued();
-                 });
+  activateWanted([weak, done = std::move(done)](const std::vector<ConnectReport>&) {
+    auto impl = weak.lock();
+    if (!impl) return;
+    if (auto names = impl->catalog->checkNames(); !names) {
+      done(std::unexpected(names.error()));
+      return;
+    }
+    impl->broadcast({{"method", "notifications/tools/list_changed"}});
+    impl->retries = 0;
+    impl->scheduleRetry();
+    done({});
+    impl->refreshStale();
+  });
 }
 
 std::optional<pid_t> Gateway::serverPid(const std::string& ability) const {
@@ -293,6 +313,11 @@ server::SessionFactory Gateway::sessions() {
 void Gateway::stop(std::function<void()> done) {
   impl_->stopped = true;
   if (impl_->retryTimer) impl_->retryTimer->cancel();
+  if (impl_->idleTimer) impl_->idleTimer->cancel();
+  // Whoever waits for a server to start hears that none will.
+  for (auto& [ability, list] : std::exchange(impl_->waiters, {})) {
+    for (auto& waiter : list) waiter(fail(ErrorCode::kRefused, "kaja's gateway is stopping"));
+  }
   for (const auto& weak : impl_->sessions) {
     if (auto session = weak.lock()) session->end();
   }

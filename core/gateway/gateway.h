@@ -36,6 +36,9 @@ struct GatewayOptions {
   std::string home;
   policy::PipelineOptions pipeline;
   std::string auditDir;  ///< the data dir, where audit.jsonl goes; "" writes none
+  /// Where servers' tool lists are kept between runs (metadata_cache.h); "" keeps none, and
+  /// then every lazy server starts once to list its tools.
+  std::string cacheDir;
   HostOptions host;
   std::string serverName = "kaja";
   std::string serverVersion = KAJA_VERSION;

@@ -105,14 +105,7 @@ void GatewaySession::proxyCall(const Json& id, const Json& arguments, const Json
   if (operation == "status") {
     std::string text;
     for (const auto& scope : gateway_->config.scopes) {
-      const std::string& ability = scope.ability.name;
-      auto listed = gateway_->host->tools(ability);
-      auto failed = gateway_->failures.find(ability);
-      text += ability + ": " +
-              (listed ? "ready, " + std::to_string(listed->size()) + " tools"
-               : failed != gateway_->failures.end() ? "failed: " + failed->second
-                                                    : "not running") +
-              "\n";
+      text += scope.ability.name + ": " + gateway_->stateOf(scope.ability.name) + "\n";
     }
     for (const auto& why : gateway_->config.skipped) text += why + "\n";
     return respond(id, textResult(text, false));
@@ -128,6 +121,7 @@ void GatewaySession::runCall(const Json& id, const std::string& name, Json argum
   if (refusedAsRunning(id, key)) return;
   inFlight_[key].ability = route->ability;
   gateway_->running.emplace(route->ability, RunningCall{weak_from_this(), id});
+  gateway_->use(route->ability);
   auto send = [weak = weak_from_this(), ability = route->ability, id, key, progressToken](
                   const std::string& tool, const Json& values,
                   std::function<void(Result<mcp::ToolResult>)> sent) {
@@ -141,19 +135,37 @@ void GatewaySession::runCall(const Json& id, const std::string& name, Json argum
       sent(fail(ErrorCode::kRefused, "the client cancelled the call before it was sent"));
       return;
     }
-    HostCallOptions options;
-    // A server that reports progress is still working: its call is not timed out meanwhile,
-    // whether or not the client asked to see the progress.
-    options.resetTimeoutOnProgress = true;
-    options.onProgress = progressRelay(weak, id, progressToken);
-    HostCall call =
-        self->gateway_->host->callTool(ability, tool, values, std::move(options), std::move(sent));
-    if (auto it = self->inFlight_.find(key); it != self->inFlight_.end()) it->second.call = call;
+    // A lazy server starts here, on its first call, once the call is allowed.
+    self->gateway_->whenRunning(ability, [weak, ability, id, key, progressToken, tool, values,
+                                          sent = std::move(sent)](Result<void> ready) mutable {
+      auto self = weak.lock();
+      if (!ready || !self || self->ended_) {
+        sent(ready ? fail(ErrorCode::kRefused, "the client went away before the call was sent")
+                   : std::unexpected(ready.error()));
+        return;
+      }
+      auto it = self->inFlight_.find(key);
+      if (it != self->inFlight_.end() && it->second.cancelled) {
+        sent(fail(ErrorCode::kRefused, "the client cancelled the call before it was sent"));
+        return;
+      }
+      HostCallOptions options;
+      // A server that reports progress is still working: its call is not timed out
+      // meanwhile, whether or not the client asked to see the progress.
+      options.resetTimeoutOnProgress = true;
+      options.onProgress = progressRelay(weak, id, progressToken);
+      HostCall call = self->gateway_->host->callTool(ability, tool, values, std::move(options),
+                                                     std::move(sent));
+      if (it != self->inFlight_.end()) it->second.call = call;
+    });
   };
   approver_.relatedTo = id;
   gateway_->catalog->call(route->ability, route->tool, std::move(arguments), approvals_,
                           gateway_->audit ? &*gateway_->audit : nullptr, std::move(send),
-                          [weak = weak_from_this(), id = id](const policy::CallOutcome& outcome) {
+                          [weak = weak_from_this(), gateway = std::weak_ptr(gateway_),
+                           ability = route->ability, id = id](const policy::CallOutcome& outcome) {
+                            // The server is free again even when the session is gone.
+                            if (auto impl = gateway.lock()) impl->release(ability);
                             if (auto self = weak.lock()) self->callFinished(id, outcome);
                           });
   approver_.relatedTo = nullptr;

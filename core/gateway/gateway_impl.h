@@ -6,10 +6,12 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/gateway/gateway.h"
+#include "core/gateway/metadata_cache.h"
 #include "core/host/async_host.h"
 
 namespace kaja::core::gateway {
@@ -42,8 +44,38 @@ struct Gateway::Impl : std::enable_shared_from_this<Gateway::Impl> {
   void reload(GatewayConfig next, std::function<void(Result<void>)> done);
   /// Runs the reload that waited for the last activation, if any.
   void runQueued();
-  /// Returns the abilities whose servers announced `capability` (resources, prompts, …).
+  /// Returns the abilities whose servers announced `capability` (resources, prompts, …),
+  /// from the running server or, for one that is not running, its cached metadata.
   [[nodiscard]] std::vector<std::string> abilitiesWith(const std::string& capability) const;
+
+  // Lifecycle (V4, gateway_lifecycle.cpp): which servers run, started on use and stopped
+  // when idle.
+  /// Returns the configured activation of `ability`, or nullptr.
+  [[nodiscard]] const Activation* activationOf(const std::string& ability) const;
+  /// Decides which of `config`'s servers run from the start: keep-alive and eager ones, lazy
+  /// ones whose tools are not cached or are stale (to learn them), and lazy ones that are
+  /// running now.
+  void planWanted();
+  /// Starts the lazy servers whose cached tools were stale, so that the cache is refreshed
+  /// without anyone waiting for it.
+  void refreshStale();
+  /// Runs `ready` once `ability`'s server is connected, starting it when it is not; `ready`
+  /// gets the reason when it cannot start.
+  void whenRunning(const std::string& ability, std::function<void(Result<void>)> ready);
+  /// Makes the host run exactly `wanted`, one activation at a time; `done` runs after it.
+  void activateWanted(std::function<void(const std::vector<ConnectReport>&)> done = {});
+  /// Marks a request to `ability` begun or ended: a server with requests in flight is never
+  /// stopped for idleness, and its idle clock starts when the last one ends.
+  void use(const std::string& ability);
+  void release(const std::string& ability);
+  /// Stops the lazy and eager servers unused for their idleTimeout; runs each second while
+  /// any of them runs.
+  void checkIdle();
+  void scheduleIdleCheck();
+  /// Returns "ready", "connecting", "idle" or "failed: why" for `ability`.
+  [[nodiscard]] std::string stateOf(const std::string& ability) const;
+  /// Stores a connected server's tools in the metadata cache.
+  void remember(const std::string& ability, const std::vector<mcp::Tool>& tools);
 
   boost::asio::io_context& io;
   GatewayOptions options;
@@ -66,6 +98,25 @@ struct Gateway::Impl : std::enable_shared_from_this<Gateway::Impl> {
   bool activating = false;  ///< the host is connecting (a reload or a retry)
   std::function<void()> queued;  ///< the reload waiting for that
   std::function<void(Result<void>)> queuedDone;
+
+  MetadataCache cache;
+  std::map<std::string, CachedMetadata> cached;  ///< what the cache held, by ability
+  std::set<std::string> wanted;                  ///< the abilities whose servers should run now
+  std::set<std::string> connecting;
+  std::set<std::string> refreshing;  ///< lazy abilities listed from a stale cache entry
+  /// Servers stopped for idleness, by the activation that closes them: until it has, a
+  /// request for one waits for it to start again instead of reaching a closing server.
+  std::map<std::string, std::uint64_t> stopping;
+  std::uint64_t activationsStarted = 0;
+  /// An activation of `wanted` asked for while another ran, with its callers.
+  bool activatePending = false;
+  std::vector<std::function<void(const std::vector<ConnectReport>&)>> activateWaiters;
+  /// Callers waiting for a server to connect, by ability.
+  std::map<std::string, std::vector<std::function<void(Result<void>)>>> waiters;
+  std::map<std::string, int> busy;  ///< requests in flight, by ability
+  std::map<std::string, std::chrono::steady_clock::time_point> lastUsed;
+  std::unique_ptr<boost::asio::steady_timer> idleTimer;
+  bool idleCheckPending = false;
 };
 
 /// Makes the session for one client of `gateway`.

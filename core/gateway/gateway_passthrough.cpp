@@ -95,7 +95,20 @@ void GatewaySession::listEverywhere(const mcp::Request& request, const std::stri
                              : key == "prompts"         ? "prompts/list"
                                                         : "resources/list";
   for (std::size_t i = 0; i < gathering->abilities.size(); ++i) {
-    listPages(*gateway_->host, gathering, i, method, key, Json(), 0);
+    // A lazy server that offers the capability starts to answer; one that cannot start
+    // adds nothing to the list.
+    gateway_->use(gathering->abilities[i]);
+    gateway_->whenRunning(gathering->abilities[i], [gateway = std::weak_ptr(gateway_), gathering, i,
+                                                    method, key](Result<void> ready) {
+      auto impl = gateway.lock();
+      if (!impl) return;
+      impl->release(gathering->abilities[i]);
+      if (!ready) {
+        if (--gathering->remaining == 0) gathering->done();
+        return;
+      }
+      listPages(*impl->host, gathering, i, method, key, Json(), 0);
+    });
   }
 }
 
@@ -157,23 +170,38 @@ void GatewaySession::forward(const mcp::Request& request) {
   params.erase("_meta");
   const std::string key = idKey(request.id);
   if (refusedAsRunning(request.id, key)) return;
-  // The client may cancel it like a call: the server is told, and no answer follows.
-  HostCall call = gateway.host->request(
-      ability, request.method, std::move(params), std::chrono::milliseconds(0),
-      [weak = weak_from_this(), id = request.id, key, method = request.method,
-       uri](Result<Json> result) {
-        auto self = weak.lock();
-        if (!self) return;
-        auto it = self->inFlight_.find(key);
-        const bool cancelled = it != self->inFlight_.end() && it->second.cancelled;
-        if (it != self->inFlight_.end()) self->inFlight_.erase(it);
-        // This client alone gets the updates of what it subscribed to.
-        if (result && method == "resources/subscribe") self->subscribed_.insert(uri);
-        if (result && method == "resources/unsubscribe") self->subscribed_.erase(uri);
-        if (!cancelled) self->respond(id, std::move(result));
-      },
-      std::move(onProgress));
-  inFlight_[key] = InFlight{ability, call, false};
+  inFlight_[key] = InFlight{ability, HostCall{}, false};
+  gateway.use(ability);
+  auto finish = [weak = weak_from_this(), gateway = std::weak_ptr(gateway_), ability,
+                 id = request.id, key, method = request.method, uri](Result<Json> result) {
+    if (auto impl = gateway.lock()) impl->release(ability);
+    auto self = weak.lock();
+    if (!self) return;
+    auto it = self->inFlight_.find(key);
+    const bool cancelled = it != self->inFlight_.end() && it->second.cancelled;
+    if (it != self->inFlight_.end()) self->inFlight_.erase(it);
+    // This client alone gets the updates of what it subscribed to.
+    if (result && method == "resources/subscribe") self->subscribed_.insert(uri);
+    if (result && method == "resources/unsubscribe") self->subscribed_.erase(uri);
+    if (!cancelled) self->respond(id, std::move(result));
+  };
+  // A lazy server starts first. The client may cancel the request like a call: the server
+  // is told, and no answer follows.
+  gateway.whenRunning(ability, [weak = weak_from_this(), ability, key, method = request.method,
+                                params = std::move(params), onProgress = std::move(onProgress),
+                                finish = std::move(finish)](Result<void> ready) mutable {
+    auto self = weak.lock();
+    if (!ready || !self)
+      return finish(ready ? fail(ErrorCode::kRefused, "the client went away")
+                          : std::unexpected(ready.error()));
+    auto it = self->inFlight_.find(key);
+    if (it == self->inFlight_.end() || it->second.cancelled) {
+      return finish(fail(ErrorCode::kRefused, "the client cancelled the request"));
+    }
+    it->second.call = self->gateway_->host->request(ability, method, std::move(params),
+                                                    std::chrono::milliseconds(0), std::move(finish),
+                                                    std::move(onProgress));
+  });
 }
 
 }  // namespace kaja::core::gateway

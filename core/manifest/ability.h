@@ -13,6 +13,13 @@ enum class Transport { kStdio, kHttp, kSse };
 /// When kaja asks a person before a call (K11).
 enum class ApprovalMode { kNever, kWrites, kAlways };
 
+/// When kaja's gateway runs an ability's server (V4).
+enum class Lifecycle {
+  kLazy,       ///< started on first use, stopped after idleTimeout without use
+  kEager,      ///< started with the gateway, stopped after idleTimeout, started again on use
+  kKeepAlive,  ///< started with the gateway, never stopped for idleness, restarted on exit
+};
+
 /// Where an API key goes (K1 `auth.in`).
 enum class KeyPlacement { kHeader, kEnv };
 
@@ -20,6 +27,11 @@ enum class KeyPlacement { kHeader, kEnv };
 const char* toString(Transport transport);
 /// Returns the manifest spelling: "never", "writes" or "always".
 const char* toString(ApprovalMode mode);
+/// Returns the manifest spelling: "lazy", "eager" or "keep-alive".
+const char* toString(Lifecycle lifecycle);
+
+/// How long a lazy or eager server may sit unused before the gateway stops it (V4).
+inline constexpr int kDefaultIdleTimeoutSeconds = 600;
 
 /// `auth = { type = "apiKey", in = …, name = …, prefix = …, keyless = … }`.
 struct AuthSpec {
@@ -71,6 +83,8 @@ struct Ability {
   std::vector<std::string> localOnlyArgs;
   bool trustedSandbox = false;
   std::map<std::string, std::string> toolDescriptions;
+  Lifecycle lifecycle = Lifecycle::kLazy;
+  int idleTimeoutSeconds = kDefaultIdleTimeoutSeconds;  ///< `idleTimeout`, in seconds
 
   /// Returns true when the ability needs a key to be on (auth present and not keyless).
   [[nodiscard]] bool needsKey() const { return auth.has_value() && !auth->keyless; }

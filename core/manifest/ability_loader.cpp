@@ -9,12 +9,27 @@
 namespace kaja::core {
 namespace {
 
-constexpr std::array<std::string_view, 17> kTopKeys = {
-    "description",     "transport", "url",           "auth",
-    "tools",           "approval",  "readOnly",      "package",
-    "command",         "args",      "env",           "roots",
-    "pathArgs",        "localOnly", "localOnlyArgs", "trustedSandbox",
-    "toolDescriptions"};
+constexpr std::array<std::string_view, 19> kTopKeys = {"description",
+                                                       "transport",
+                                                       "url",
+                                                       "auth",
+                                                       "tools",
+                                                       "approval",
+                                                       "readOnly",
+                                                       "package",
+                                                       "command",
+                                                       "args",
+                                                       "env",
+                                                       "roots",
+                                                       "pathArgs",
+                                                       "localOnly",
+                                                       "localOnlyArgs",
+                                                       "trustedSandbox",
+                                                       "toolDescriptions",
+                                                       "lifecycle",
+                                                       "idleTimeout"};
+// A day: a server kept idle longer than that is better declared keep-alive.
+constexpr std::int64_t kMaxIdleTimeoutSeconds = 86400;
 
 // Assigns `from` to `to` when present and forwards any error.
 #define KAJA_READ(to, expr)                            \
@@ -217,6 +232,20 @@ Result<Ability> abilityFromToml(const TomlValue& root, const std::string& name,
   KAJA_READ(ability.localOnlyArgs, top.strings("localOnlyArgs"));
   KAJA_READ(ability.trustedSandbox, top.boolean("trustedSandbox"));
   KAJA_READ(ability.toolDescriptions, top.stringMap("toolDescriptions"));
+  std::string lifecycle = "lazy";
+  KAJA_READ(lifecycle, top.choice("lifecycle", {"lazy", "eager", "keep-alive"}));
+  ability.lifecycle = lifecycle == "eager"        ? Lifecycle::kEager
+                      : lifecycle == "keep-alive" ? Lifecycle::kKeepAlive
+                                                  : Lifecycle::kLazy;
+  std::int64_t idle = kDefaultIdleTimeoutSeconds;
+  KAJA_READ(idle, top.integer("idleTimeout", 1, kMaxIdleTimeoutSeconds));
+  ability.idleTimeoutSeconds = static_cast<int>(idle);
+  if (ability.lifecycle == Lifecycle::kKeepAlive && top.get("idleTimeout") != nullptr) {
+    return std::unexpected(top.errorAt(*top.get("idleTimeout"), "idleTimeout",
+                                       "has no effect on a keep-alive server, which is never "
+                                       "stopped for idleness; remove it or make the ability "
+                                       "lazy or eager."));
+  }
 
   auto lineOf = [&](std::string_view key) {
     const TomlValue* value = top.get(key);
@@ -320,6 +349,18 @@ const char* toString(ApprovalMode mode) {
       return "always";
   }
   return "writes";
+}
+
+const char* toString(Lifecycle lifecycle) {
+  switch (lifecycle) {
+    case Lifecycle::kLazy:
+      return "lazy";
+    case Lifecycle::kEager:
+      return "eager";
+    case Lifecycle::kKeepAlive:
+      return "keep-alive";
+  }
+  return "lazy";
 }
 
 }  // namespace kaja::core

@@ -103,6 +103,23 @@ Result<std::optional<bool>> FieldReader::boolean(std::string_view key) const {
   return std::optional<bool>(value->boolean);
 }
 
+Result<std::optional<std::int64_t>> FieldReader::integer(std::string_view key, std::int64_t min,
+                                                         std::int64_t max) const {
+  const TomlValue* value = get(key);
+  if (value == nullptr) return std::optional<std::int64_t>();
+  const std::string range = std::to_string(min) + " to " + std::to_string(max);
+  if (value->type != TomlValue::Type::kInteger) {
+    return std::unexpected(errorAt(
+        *value, key,
+        "must be a whole number from " + range + ", not " + describeType(value->type) + "."));
+  }
+  if (value->integer < min || value->integer > max) {
+    return std::unexpected(errorAt(
+        *value, key, "must be from " + range + ", not " + std::to_string(value->integer) + "."));
+  }
+  return std::optional<std::int64_t>(value->integer);
+}
+
 Result<std::optional<std::vector<std::string>>> FieldReader::strings(std::string_view key) const {
   const TomlValue* value = get(key);
   if (value == nullptr) return std::optional<std::vector<std::string>>();

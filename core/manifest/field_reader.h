@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 #include <map>
 #include <optional>
@@ -35,6 +36,9 @@ class FieldReader {
   /// A table whose every value is a string.
   [[nodiscard]] Result<std::optional<std::map<std::string, std::string>>> stringMap(
       std::string_view key) const;
+  /// A whole number from `min` to `max`; absent returns nullopt.
+  [[nodiscard]] Result<std::optional<std::int64_t>> integer(std::string_view key, std::int64_t min,
+                                                            std::int64_t max) const;
   /// A string that must be one of `choices`; absent returns nullopt.
   [[nodiscard]] Result<std::optional<std::string>> choice(
       std::string_view key, std::initializer_list<std::string_view> choices) const;

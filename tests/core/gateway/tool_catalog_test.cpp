@@ -547,7 +547,7 @@ TEST_F(ToolCatalogTest, KajasOwnFoldersCannotBeReadThroughAPersonaFolder) {
   tools.setTools("fs", {readTool("read_file")});
   FixedApprover approver(policy::ApprovalAnswer::kYes);
   policy::ApprovalSession approvals(approver);
-  for (const std::string path :
+  for (const std::string& path :
        {std::string("~/.config/kaja/secrets.toml"), home_ + "/.config/kaja/secrets.toml",
         home_ + "/.config/../.config/kaja/secrets.toml", home_ + "/keys/secrets.toml",
         home_ + "/.config/KAJA/secrets.toml", home_ + "//.local/share/kaja/audit.jsonl",

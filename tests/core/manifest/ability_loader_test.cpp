@@ -86,6 +86,38 @@ TEST_F(AbilityLoaderTest, DefaultsAreSafe) {
   EXPECT_FALSE(ability->needsKey());
 }
 
+TEST_F(AbilityLoaderTest, LifecycleDefaultsToLazyWithTenMinutesIdle) {
+  auto ability = load("tiny", "command = \"/bin/cat\"\n");
+  ASSERT_TRUE(ability.has_value()) << ability.error().describe();
+  EXPECT_EQ(ability->lifecycle, Lifecycle::kLazy);
+  EXPECT_EQ(ability->idleTimeoutSeconds, 600);
+  auto eager = load("eager", "command = \"/bin/cat\"\nlifecycle = \"eager\"\nidleTimeout = 30\n");
+  ASSERT_TRUE(eager.has_value()) << eager.error().describe();
+  EXPECT_EQ(eager->lifecycle, Lifecycle::kEager);
+  EXPECT_EQ(eager->idleTimeoutSeconds, 30);
+  auto keep = load("keep", "command = \"/bin/cat\"\nlifecycle = \"keep-alive\"\n");
+  ASSERT_TRUE(keep.has_value()) << keep.error().describe();
+  EXPECT_EQ(keep->lifecycle, Lifecycle::kKeepAlive);
+  EXPECT_STREQ(toString(keep->lifecycle), "keep-alive");
+}
+
+TEST_F(AbilityLoaderTest, BadLifecycleAndIdleTimeoutSayWhatIsAllowed) {
+  auto typo = load("a", "command = \"/bin/cat\"\nlifecycle = \"keepalive\"\n");
+  ASSERT_FALSE(typo.has_value());
+  EXPECT_THAT(typo.error().message, HasSubstr("did you mean \"keep-alive\""));
+  EXPECT_EQ(typo.error().context, file("a") + ":2");
+  for (const char* bad : {"0", "-5", "86401", "\"600\"", "1.5", "9223372036854775807"}) {
+    auto wrong = load("b", std::string("command = \"/bin/cat\"\nidleTimeout = ") + bad + "\n");
+    ASSERT_FALSE(wrong.has_value()) << bad;
+    EXPECT_THAT(wrong.error().message, HasSubstr("\"idleTimeout\"")) << bad;
+    EXPECT_THAT(wrong.error().message, HasSubstr("1 to 86400")) << bad;
+  }
+  auto pointless =
+      load("c", "command = \"/bin/cat\"\nlifecycle = \"keep-alive\"\nidleTimeout = 60\n");
+  ASSERT_FALSE(pointless.has_value());
+  EXPECT_THAT(pointless.error().message, HasSubstr("no effect on a keep-alive server"));
+}
+
 TEST_F(AbilityLoaderTest, RemoteWithHeaderKey) {
   auto ability = load("ctx", R"(
 transport = "http"

@@ -1,0 +1,152 @@
+#include "core/gateway/metadata_cache.h"
+
+#include <openssl/evp.h>
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+
+#include "core/util/sys.h"
+
+namespace kaja::core::gateway {
+namespace {
+
+namespace fs = std::filesystem;
+using mcp::Json;
+
+// Bumped when the file layout changes, so that old files are never misread.
+constexpr int kFormat = 1;
+
+std::string sha256Hex(const std::string& text) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int size = 0;
+  EVP_Digest(text.data(), text.size(), digest.data(), &size, EVP_sha256(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < size; ++i) {
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 0xf];
+  }
+  return out;
+}
+
+std::int64_t unixNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Json serverToJson(const mcp::ServerInfo& server) {
+  return {{"name", server.name},
+          {"version", server.version},
+          {"protocolVersion", server.protocolVersion},
+          {"instructions", server.instructions},
+          {"capabilities", server.capabilities}};
+}
+
+std::optional<mcp::ServerInfo> serverFromJson(const Json& value) {
+  if (!value.is_object()) return std::nullopt;
+  mcp::ServerInfo server;
+  const auto text = [&](const char* key, std::string& to) {
+    if (!value.contains(key)) return true;
+    if (!value[key].is_string()) return false;
+    to = value[key].get<std::string>();
+    return true;
+  };
+  if (!text("name", server.name) || !text("version", server.version) ||
+      !text("protocolVersion", server.protocolVersion) ||
+      !text("instructions", server.instructions)) {
+    return std::nullopt;
+  }
+  if (value.contains("capabilities")) {
+    if (!value["capabilities"].is_object()) return std::nullopt;
+    server.capabilities = value["capabilities"];
+  }
+  return server;
+}
+
+}  // namespace
+
+std::string MetadataCache::keyOf(const Activation& activation) {
+  Json what = {{"ability", activation.ability.name},
+               {"transport", toString(activation.ability.transport)}};
+  const Resolution& resolution = activation.resolution;
+  if (resolution.launch) {
+    what["argv"] = resolution.launch->argv;
+    Json env = Json::array();
+    for (const auto& var : resolution.launch->env) env.push_back({var.name, var.value});
+    what["env"] = std::move(env);
+  }
+  if (resolution.remote) {
+    what["url"] = resolution.remote->url;
+    // Headers made afresh for each request (a sandbox token) change at every resolution.
+    if (!resolution.remote->freshHeaders) what["headers"] = resolution.remote->headers;
+  }
+  return sha256Hex(what.dump());
+}
+
+std::string MetadataCache::fileOf(const Activation& activation) const {
+  return dir_ + "/" + activation.ability.name + "-" + keyOf(activation).substr(0, 32) + ".json";
+}
+
+std::optional<CachedMetadata> MetadataCache::load(const Activation& activation) const {
+  if (dir_.empty()) return std::nullopt;
+  std::ifstream in(fileOf(activation), std::ios::binary);
+  if (!in) return std::nullopt;
+  const Json file = Json::parse(in, nullptr, false);
+  if (!file.is_object() || file.value("format", 0) != kFormat ||
+      file.value("key", std::string()) != keyOf(activation) || !file.contains("tools") ||
+      !file["tools"].is_array() || !file.contains("savedAt") ||
+      !file["savedAt"].is_number_integer() || !file.contains("ttlSeconds") ||
+      !file["ttlSeconds"].is_number_integer()) {
+    return std::nullopt;
+  }
+  CachedMetadata entry;
+  entry.savedAt = file["savedAt"].get<std::int64_t>();
+  entry.ttlSeconds = file["ttlSeconds"].get<std::int64_t>();
+  auto server = serverFromJson(file.value("server", Json()));
+  if (!server) return std::nullopt;
+  entry.server = std::move(*server);
+  for (const Json& raw : file["tools"]) {
+    auto tool = mcp::Tool::fromJson(raw);
+    if (!tool) return std::nullopt;
+    entry.tools.push_back(std::move(*tool));
+  }
+  return entry;
+}
+
+Result<void> MetadataCache::save(const Activation& activation, const mcp::ServerInfo& server,
+                                 const std::vector<mcp::Tool>& tools) const {
+  if (dir_.empty()) return {};
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) {
+    return fail(ErrorCode::kIo,
+                "could not make the metadata cache folder: " + ec.message() +
+                    "; check the data folder's permissions",
+                dir_);
+  }
+  const std::string file = fileOf(activation);
+  Json list = Json::array();
+  for (const mcp::Tool& tool : tools) list.push_back(tool.raw.is_object() ? tool.raw : Json());
+  const Json entry = {{"format", kFormat},
+                      {"key", keyOf(activation)},
+                      {"ability", activation.ability.name},
+                      {"savedAt", unixNow()},
+                      {"ttlSeconds", kMetadataTtl.count()},
+                      {"server", serverToJson(server)},
+                      {"tools", std::move(list)}};
+  if (auto written = writeFileAtomically(file, entry.dump(), 0600); !written) return written;
+  // Entries for the ability's earlier configurations can never be read again.
+  const std::string prefix = activation.ability.name + "-";
+  for (const auto& old : fs::directory_iterator(dir_, ec)) {
+    const std::string name = old.path().filename().string();
+    if (name.starts_with(prefix) && name.ends_with(".json") &&
+        name.size() == prefix.size() + 32 + 5 && old.path().string() != file) {
+      fs::remove(old.path(), ec);
+    }
+  }
+  return {};
+}
+
+}  // namespace kaja::core::gateway
