@@ -91,9 +91,13 @@ void Gateway::Impl::broadcast(const Json& notification) {
   std::erase_if(sessions, [](const auto& weak) { return weak.expired(); });
   for (const auto& weak : sessions) {
     auto session = weak.lock();
-    if (!session || !session->started() || session->stateless()) continue;
-    session->sendNotification(notification["method"].get<std::string>(),
-                              notification.value("params", Json()));
+    if (!session || !session->started()) continue;
+    const std::string method = notification["method"].get<std::string>();
+    if (session->stateless()) {
+      session->notifyListener(method, notification.value("params", Json()));
+    } else {
+      session->sendNotification(method, notification.value("params", Json()));
+    }
   }
 }
 
@@ -224,7 +228,10 @@ void Gateway::Impl::onServerNotification(const std::string& ability,
             : std::string();
     for (const auto& weak : sessions) {
       auto session = weak.lock();
-      if (session && session->started() && session->subscribedTo(uri)) {
+      if (!session || !session->started()) continue;
+      if (session->stateless()) {
+        session->notifyListener(method, params);
+      } else if (session->subscribedTo(uri)) {
         session->sendNotification(method, params);
       }
     }

@@ -4,6 +4,7 @@
 #include "core/gateway/gateway_session.h"  // IWYU pragma: associated
 #include "core/gateway/gateway_util.h"
 #include "core/gateway/proxy_tool.h"
+#include "core/server/http_checks.h"
 
 namespace kaja::core::gateway {
 
@@ -13,6 +14,23 @@ bool GatewaySession::refusedAsRunning(const Json& id, const std::string& key) {
   if (!inFlight_.contains(key)) return false;
   respondError(id, rpc::kInvalidRequest, "a request with this id is still running; use a new id");
   return true;
+}
+
+std::optional<std::string> GatewaySession::paramHeaderMismatch(
+    const mcp::Request& request, const server::ParamHeaders& headers) const {
+  if (request.method != "tools/call" || gateway_->options.proxy || !gateway_->catalog) {
+    return std::nullopt;
+  }
+  const std::string name = stringAt(request.params, "name");
+  const Json arguments = request.params.is_object()
+                             ? request.params.value("arguments", Json::object())
+                             : Json::object();
+  for (const auto& entry : gateway_->catalog->list()) {
+    if (entry.name == name) {
+      return server::http_checks::paramHeaderMismatch(entry.tool.inputSchema, arguments, headers);
+    }
+  }
+  return std::nullopt;  // the call itself answers that there is no such tool
 }
 
 void GatewaySession::listTools(const mcp::Request& request) {

@@ -299,6 +299,13 @@ void GatewaySession::discover(const mcp::Request& request) {
 void GatewaySession::onRequest(const mcp::Request& request) {
   adoptMeta(request.params);
   const std::string& method = request.method;
+  // 2026-07-28 removed these: a stateless client has no session to set up, keep alive,
+  // tune or subscribe on (subscriptions/listen replaces the last two).
+  if (stateless_ && (method == "initialize" || method == "ping" || method == "logging/setLevel" ||
+                     method == "resources/subscribe" || method == "resources/unsubscribe")) {
+    return respondError(request.id, rpc::kMethodNotFound,
+                        "protocol version 2026-07-28 has no method " + method);
+  }
   if (method == "initialize") return initialize(request);
   if (method == "server/discover") return discover(request);
   if (method == "ping") return respond(request.id, Json::object());
@@ -308,6 +315,7 @@ void GatewaySession::onRequest(const mcp::Request& request) {
   }
   if (method == "tools/list") return listTools(request);
   if (method == "tools/call") return callTool(request);
+  if (method == "subscriptions/listen" && stateless_) return listen(request);
   if (method == "resources/list") return listEverywhere(request, "resources", "resources");
   if (method == "resources/templates/list") {
     return listEverywhere(request, "resources", "resourceTemplates");

@@ -4,6 +4,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -37,6 +38,10 @@ class GatewaySession final : public server::Session,
 
   void receive(mcp::Message message) override;
   void end() override;
+  /// Checks a tools/call's Mcp-Param-* headers against the x-mcp-header parameters of the
+  /// tool it names, as the catalog lists it.
+  [[nodiscard]] std::optional<std::string> paramHeaderMismatch(
+      const mcp::Request& request, const server::ParamHeaders& headers) const override;
 
   /// Sends a request to the client; `done` gets its result, or an error after `timeout`,
   /// when the session ends, or when the client answers with an error.
@@ -54,6 +59,10 @@ class GatewaySession final : public server::Session,
   [[nodiscard]] bool subscribedTo(const std::string& uri) const {
     return subscribed_.contains(uri);
   }
+  /// Passes a change notification (tools, prompts or resources list_changed, or
+  /// resources/updated) to a 2026-07-28 client's subscriptions/listen stream, tagged with its
+  /// subscription id, when the client asked for that kind (and that URI); else does nothing.
+  void notifyListener(const std::string& method, const mcp::Json& params);
   /// How long a person gets to answer an approval.
   [[nodiscard]] std::chrono::milliseconds approvalTimeout() const {
     return gateway_->options.approvalTimeout;
@@ -64,6 +73,12 @@ class GatewaySession final : public server::Session,
     std::string ability;
     HostCall call;
     bool cancelled = false;
+  };
+  /// What a subscriptions/listen request asked for and kaja honours.
+  struct Listening {
+    mcp::Json id;       ///< the listen request's id: its subscription id
+    mcp::Json honored;  ///< the filter kaja acknowledged
+    std::set<std::string> uris;
   };
   struct Asked {
     std::function<void(Result<mcp::Json>)> done;
@@ -89,6 +104,9 @@ class GatewaySession final : public server::Session,
   void runCall(const mcp::Json& id, const std::string& name, mcp::Json arguments,
                const mcp::Json& progressToken);
   void forward(const mcp::Request& request);
+  void listen(const mcp::Request& request);
+  /// Returns the ability that serves resource `uri`, or "" when none is known.
+  [[nodiscard]] std::string resourceAbility(const std::string& uri) const;
   void listEverywhere(const mcp::Request& request, const std::string& capability,
                       const std::string& key);
   void callFinished(const mcp::Json& id, const policy::CallOutcome& outcome);
@@ -106,6 +124,7 @@ class GatewaySession final : public server::Session,
   std::int64_t nextId_ = 1;
   std::map<std::int64_t, Asked> asked_;  ///< requests kaja sent the client
   std::set<std::string> subscribed_;     ///< resource URIs the client subscribed to
+  std::optional<Listening> listening_;   ///< a 2026-07-28 client's open listen stream
 };
 
 /// Returns a progress callback that passes a server's progress on to `session`'s client as

@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "core/server/session.h"
 
@@ -52,25 +55,38 @@ bool rangeMatches(std::string_view range, std::string_view mediaType) {
          given.compare(0, slash, wanted, 0, slash) == 0;
 }
 
-std::optional<std::string> decodeSentinel(std::string_view value) {
-  constexpr std::string_view kPrefix = "=?base64?";
-  constexpr std::string_view kSuffix = "?=";
-  if (!value.starts_with(kPrefix) || !value.ends_with(kSuffix) ||
-      value.size() < kPrefix.size() + kSuffix.size())
-    return std::string(value);
-  const std::string_view encoded =
-      value.substr(kPrefix.size(), value.size() - kPrefix.size() - kSuffix.size());
-  if (encoded.size() % 4 != 0) return std::nullopt;
-  std::string decoded(encoded.size() / 4 * 3, '\0');
-  const int length = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(decoded.data()),
-                                     reinterpret_cast<const unsigned char*>(encoded.data()),
-                                     static_cast<int>(encoded.size()));
-  if (length < 0) return std::nullopt;
-  std::size_t size = static_cast<std::size_t>(length);
-  // EVP_DecodeBlock counts the padding as zero bytes.
-  for (auto it = encoded.rbegin(); it != encoded.rend() && *it == '=' && size > 0; ++it) --size;
-  decoded.resize(size);
-  return decoded;
+bool isBase64Letter(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '/';
+}
+
+/// Returns whether `encoded` is canonical padded base64: whole quanta of the alphabet, with
+/// at most two '=' and only at the end.
+bool canonicalBase64(std::string_view encoded) {
+  if (encoded.size() % 4 != 0) return false;
+  std::size_t padding = 0;
+  while (padding < 2 && padding < encoded.size() && encoded[encoded.size() - 1 - padding] == '=')
+    ++padding;
+  const std::string_view letters = encoded.substr(0, encoded.size() - padding);
+  return std::all_of(letters.begin(), letters.end(), isBase64Letter);
+}
+
+/// Returns whether `text` is a whole JSON-style number equal to `number`.
+bool sameNumber(const std::string& text, double number) {
+  // Decimal only: strtod would also take hex, "inf" and leading blanks.
+  if (text.empty() || text.find_first_not_of("0123456789+-.eE") != std::string::npos) return false;
+  char* end = nullptr;
+  errno = 0;
+  const double parsed = std::strtod(text.c_str(), &end);
+  return errno == 0 && end == text.c_str() + text.size() && std::isfinite(parsed) &&
+         parsed == number;
+}
+
+/// Returns whether `header` (decoded) carries `argument` (a string, boolean or number).
+bool carries(const std::string& header, const mcp::Json& argument) {
+  if (argument.is_string()) return header == argument.get<std::string>();
+  if (argument.is_boolean()) return header == (argument.get<bool>() ? "true" : "false");
+  if (argument.is_number()) return sameNumber(header, argument.get<double>());
+  return true;  // x-mcp-header only marks primitives; a schema marking more is not enforced
 }
 
 /// Returns whether `host` is a dotted IPv4 address in 127.0.0.0/8.
@@ -186,13 +202,114 @@ std::optional<std::string> standardHeaderMismatch(const mcp::Json& message,
       !(*params)[field].is_string())
     return std::nullopt;  // the session answers a request without its name
   if (!headers.name) return "The Mcp-Name header is missing.";
-  const auto decoded = decodeSentinel(*headers.name);
+  const auto decoded = decodeHeaderValue(trim(*headers.name));
   if (!decoded) return "The Mcp-Name header is not valid base64 between =?base64? and ?=.";
   if (*decoded != (*params)[field].get<std::string>()) {
     return "The Mcp-Name header (" + mcp::clip(*decoded, 60) + ") does not match the request's " +
            field + " (" + mcp::clip((*params)[field].get<std::string>(), 60) + ").";
   }
   return std::nullopt;
+}
+
+std::optional<std::string> requestMetaProblem(const mcp::Json& message) {
+  const auto params = message.find("params");
+  if (params == message.end() || !params->is_object()) {
+    return "The request has no params._meta; a 2026-07-28 request must say its protocol "
+           "version and client capabilities there.";
+  }
+  const auto meta = params->find("_meta");
+  if (meta == params->end() || !meta->is_object()) {
+    return "The request has no params._meta object; a 2026-07-28 request must say its protocol "
+           "version and client capabilities there.";
+  }
+  const auto version = meta->find("io.modelcontextprotocol/protocolVersion");
+  if (version == meta->end() || !version->is_string()) {
+    return "The request's _meta has no io.modelcontextprotocol/protocolVersion string; add it.";
+  }
+  const auto capabilities = meta->find("io.modelcontextprotocol/clientCapabilities");
+  if (capabilities == meta->end() || !capabilities->is_object()) {
+    return "The request's _meta has no io.modelcontextprotocol/clientCapabilities object; add "
+           "it (an empty object when the client offers nothing).";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> decodeHeaderValue(std::string_view value) {
+  constexpr std::string_view kPrefix = "=?base64?";
+  constexpr std::string_view kSuffix = "?=";
+  if (value.size() < kPrefix.size() + kSuffix.size() || !value.starts_with(kPrefix) ||
+      !value.ends_with(kSuffix))
+    return std::string(value);
+  const std::string_view encoded =
+      value.substr(kPrefix.size(), value.size() - kPrefix.size() - kSuffix.size());
+  if (!canonicalBase64(encoded)) return std::nullopt;
+  std::string decoded(encoded.size() / 4 * 3, '\0');
+  const int length = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(decoded.data()),
+                                     reinterpret_cast<const unsigned char*>(encoded.data()),
+                                     static_cast<int>(encoded.size()));
+  if (length < 0) return std::nullopt;
+  std::size_t size = static_cast<std::size_t>(length);
+  // EVP_DecodeBlock counts the padding as zero bytes.
+  for (auto it = encoded.rbegin(); it != encoded.rend() && *it == '=' && size > 0; ++it) --size;
+  decoded.resize(size);
+  return decoded;
+}
+
+std::optional<std::string> paramHeaderMismatch(const mcp::Json& inputSchema,
+                                               const mcp::Json& arguments,
+                                               const ParamHeaders& headers) {
+  if (!inputSchema.is_object()) return std::nullopt;
+  const auto properties = inputSchema.find("properties");
+  if (properties == inputSchema.end() || !properties->is_object()) return std::nullopt;
+  for (const auto& [parameter, schema] : properties->items()) {
+    if (!schema.is_object()) continue;
+    const auto marked = schema.find("x-mcp-header");
+    if (marked == schema.end() || !marked->is_string() || marked->get<std::string>().empty())
+      continue;
+    const std::string shown = "Mcp-Param-" + mcp::clip(marked->get<std::string>(), 60);
+    const auto sent = headers.find(lower(marked->get<std::string>()));
+    const mcp::Json* argument = nullptr;
+    if (arguments.is_object()) {
+      if (const auto found = arguments.find(parameter);
+          found != arguments.end() && !found->is_null())
+        argument = &*found;
+    }
+    if (sent == headers.end() || sent->second.empty()) {
+      if (argument == nullptr) continue;
+      return "The " + shown + " header is missing; the argument " + mcp::clip(parameter, 60) +
+             " must travel in it too.";
+    }
+    if (sent->second.size() > 1) return "The " + shown + " header is sent more than once.";
+    if (argument == nullptr) {
+      return "The " + shown + " header is sent, but the request has no argument " +
+             mcp::clip(parameter, 60) + ".";
+    }
+    const auto decoded = decodeHeaderValue(trim(sent->second.front()));
+    if (!decoded) return "The " + shown + " header is not valid base64 between =?base64? and ?=.";
+    if (!carries(*decoded, *argument)) {
+      return "The " + shown + " header (" + mcp::clip(*decoded, 60) +
+             ") does not match the argument " + mcp::clip(parameter, 60) + ".";
+    }
+  }
+  return std::nullopt;
+}
+
+unsigned statelessStatus(const mcp::Json& message) {
+  if (!message.is_object()) return 200;
+  const auto error = message.find("error");
+  if (error == message.end() || !error->is_object()) return 200;
+  const auto code = error->find("code");
+  if (code == error->end() || !code->is_number_integer()) return 200;
+  switch (code->get<std::int64_t>()) {
+    case mcp::rpc_error::kMethodNotFound:
+      return 404;
+    case -32020:  // HeaderMismatch
+    case -32021:  // MissingRequiredClientCapability
+    case -32022:  // UnsupportedProtocolVersion
+      return 400;
+    default:
+      return 200;
+  }
 }
 
 }  // namespace kaja::core::server::http_checks

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/mcp/json_rpc.h"
+#include "core/server/session.h"
 
 namespace kaja::core::server::http_checks {
 
@@ -42,5 +43,30 @@ struct StandardHeaders {
 /// params.uri for tools/call, prompts/get and resources/read.
 std::optional<std::string> standardHeaderMismatch(const mcp::Json& message,
                                                   const StandardHeaders& headers);
+
+/// Returns one sentence saying what the params._meta of `message` (a 2026-07-28 request)
+/// lacks: it must be an object with io.modelcontextprotocol/protocolVersion (a string) and
+/// io.modelcontextprotocol/clientCapabilities (an object). Returns nullopt when both are there.
+std::optional<std::string> requestMetaProblem(const mcp::Json& message);
+
+/// Returns the text of a header value in the base64 sentinel form ("=?base64?SGk=?=") decoded,
+/// any other value as it is, or nullopt when the sentinel's payload is not canonical base64
+/// (characters outside the alphabet, missing or misplaced padding).
+std::optional<std::string> decodeHeaderValue(std::string_view value);
+
+/// Returns one sentence saying how the Mcp-Param-* `headers` disagree with `arguments` of a
+/// call to a tool whose input schema is `inputSchema`, or nullopt when they agree. Each
+/// property of the schema's top-level "properties" that names a header in "x-mcp-header"
+/// must travel in that header exactly when the argument is given (not null): once, equal to
+/// the argument after the base64 sentinel is decoded (strings as they are, booleans as true
+/// or false, numbers by value). Headers the schema does not name are ignored.
+std::optional<std::string> paramHeaderMismatch(const mcp::Json& inputSchema,
+                                               const mcp::Json& arguments,
+                                               const ParamHeaders& headers);
+
+/// Returns the HTTP status of a 2026-07-28 reply whose first message is `message`: 404 for
+/// a response with error -32601 (method not found), 400 for -32020 (header mismatch), -32021
+/// (missing client capability) and -32022 (unsupported version), else 200.
+unsigned statelessStatus(const mcp::Json& message);
 
 }  // namespace kaja::core::server::http_checks

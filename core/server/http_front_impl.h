@@ -29,11 +29,14 @@ struct StreamEvent {
 /// One logical stream of a session: the reply to one POST (a request, or a batch) or the
 /// session's own GET stream. Its connection may come and go (Last-Event-ID resumes it).
 struct ReplyStream {
-  std::uint64_t number = 0;       ///< unique in the front; the first part of its event ids
-  bool standalone = false;        ///< the session's GET stream
-  bool json = false;              ///< the client accepts only JSON: one body, no events
-  bool batch = false;             ///< the POST was a batch: a JSON reply is an array
-  bool withIds = true;            ///< events carry ids (not for 2026-07-28)
+  std::uint64_t number = 0;  ///< unique in the front; the first part of its event ids
+  bool standalone = false;   ///< the session's GET stream
+  bool json = false;         ///< the client accepts only JSON: one body, no events
+  bool batch = false;        ///< the POST was a batch: a JSON reply is an array
+  bool withIds = true;       ///< events carry ids (not for 2026-07-28)
+  /// A 2026-07-28 SSE reply whose HTTP status waits for its first message: an error
+  /// response alone goes back as one JSON body with the status it calls for.
+  bool deferred = false;
   std::set<std::string> pending;  ///< ids (as JSON text) of requests still unanswered
   std::vector<mcp::Json> jsonReplies;
   std::deque<StreamEvent> replay;

@@ -1,6 +1,8 @@
 // The HTTP front's routes: which requests are admitted and what POST, GET and DELETE do.
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/beast/http/read.hpp>
+#include <cctype>
 
 #include "core/server/http_checks.h"
 #include "core/server/http_front_impl.h"
@@ -16,9 +18,12 @@ constexpr std::string_view kStateless = "2026-07-28";
 constexpr std::int64_t kHeaderMismatch = -32020;
 constexpr std::int64_t kUnsupportedVersion = -32022;
 
-std::string errorBody(std::int64_t code, std::string message, Json data = Json()) {
+// An error answer; `id` is the request's, when its body was read.
+std::string errorBody(std::int64_t code, std::string message, Json data = Json(),
+                      Json id = Json()) {
   Json error = wire::errorObject(code, std::move(message));
   if (!data.is_null()) error["error"]["data"] = std::move(data);
+  error["id"] = std::move(id);
   std::string body;
   wire::appendJson(error, body);
   return body;
@@ -37,10 +42,35 @@ std::optional<std::string> optionalHeader(const http::request_header<>& request,
   return std::string(found->value());
 }
 
-Json unsupportedVersionData(const std::string& requested) {
+// The versions a request could have used instead: the stateless one for a 2026-07-28 style
+// request (as server/discover lists), else every one.
+Json unsupportedVersionData(const std::string& requested, bool stateless) {
   Json supported = Json::array();
-  for (const char* version : kServerProtocolVersions) supported.push_back(version);
+  for (const char* version : kServerProtocolVersions) {
+    if (!stateless || version == kStateless) supported.push_back(version);
+  }
   return Json{{"supported", supported}, {"requested", requested}};
+}
+
+std::string unsupportedVersionBody(const std::string& version, bool stateless, Json id) {
+  return errorBody(kUnsupportedVersion,
+                   "kaja does not speak MCP protocol version " + mcp::clip(version, 40) +
+                       "; use one of those listed in data.supported.",
+                   unsupportedVersionData(version, stateless), std::move(id));
+}
+
+// Every Mcp-Param-* header of `request`, by the lower-cased rest of its name.
+ParamHeaders paramHeaders(const http::request_header<>& request) {
+  constexpr std::string_view kPrefix = "mcp-param-";
+  ParamHeaders found;
+  for (const auto& field : request) {
+    std::string name(field.name_string());
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (name.size() <= kPrefix.size() || !name.starts_with(kPrefix)) continue;
+    found[name.substr(kPrefix.size())].emplace_back(field.value());
+  }
+  return found;
 }
 
 std::string idKey(const mcp::Message& message) {
@@ -90,13 +120,10 @@ bool HttpFront::Impl::admit(const std::shared_ptr<HttpConnection>& connection,
                   errorBody(-32000, "kaja's MCP endpoint takes POST, GET and DELETE only."),
                   {{"Allow", "GET, POST, DELETE"}});
   }
+  // A POST's version is checked once its body is read, so that the answer carries its id.
   const std::string version = header(request, "MCP-Protocol-Version");
-  if (!version.empty() && !supportedVersion(version)) {
-    return refuse(http::status::bad_request,
-                  errorBody(kUnsupportedVersion,
-                            "kaja does not speak MCP protocol version " + mcp::clip(version, 40) +
-                                "; use one of those listed in data.supported.",
-                            unsupportedVersionData(version)));
+  if (method != http::verb::post && !version.empty() && !supportedVersion(version)) {
+    return refuse(http::status::bad_request, unsupportedVersionBody(version, false, Json()));
   }
   const std::string accept = header(request, "Accept");
   if (method == http::verb::post) {
@@ -200,9 +227,16 @@ void HttpFront::Impl::handlePost(const std::shared_ptr<HttpConnection>& connecti
   const Json first = mcp::toJson(messages.front());
   const bool discover = std::holds_alternative<mcp::Request>(messages.front()) &&
                         std::get<mcp::Request>(messages.front()).method == "server/discover";
-  if (!batch && (version == kStateless || http_checks::metaProtocolVersion(first) == kStateless ||
-                 discover)) {
+  // Only a 2026-07-28 style request names its version in _meta.
+  if (!batch &&
+      (version == kStateless || !http_checks::metaProtocolVersion(first).empty() || discover)) {
     handleStateless(connection, request, std::move(messages.front()), route);
+    return;
+  }
+  if (!version.empty() && !supportedVersion(version)) {
+    connection->respond(
+        http::status::bad_request,
+        unsupportedVersionBody(version, false, batch ? Json() : first.value("id", Json())));
     return;
   }
   if (batch && !version.empty() && version != "2025-03-26") {
@@ -295,7 +329,10 @@ void HttpFront::Impl::openReply(const std::shared_ptr<HttpConnection>& connectio
   stream->pending = pending;
   state->streams.emplace(stream->number, stream);
   for (const auto& key : pending) state->byRequest.emplace(key, stream);
-  if (sse) {
+  if (sse && state->stateless) {
+    stream->deferred = true;
+    connection->awaitReply();
+  } else if (sse) {
     connection->beginSse(headers);
   } else {
     connection->awaitReply();
@@ -314,20 +351,29 @@ void HttpFront::Impl::handleStateless(const std::shared_ptr<HttpConnection>& con
                                       const http::request<http::string_body>& request,
                                       mcp::Message message, const RouteDecision& route) {
   const Json json = mcp::toJson(message);
-  const std::string meta = http_checks::metaProtocolVersion(json);
-  if (!meta.empty() && !supportedVersion(meta)) {
-    connection->respond(http::status::bad_request,
-                        errorBody(kUnsupportedVersion,
-                                  "kaja does not speak MCP protocol version " +
-                                      mcp::clip(meta, 40) + "; use one of data.supported.",
-                                  unsupportedVersionData(meta)));
-    return;
+  const auto* call = std::get_if<mcp::Request>(&message);
+  const Json id = call != nullptr ? call->id : Json();
+  // Checked in this order: what the body lacks, how the headers disagree with it, then
+  // whether kaja speaks the version both name.
+  if (call != nullptr) {
+    if (auto problem = http_checks::requestMetaProblem(json)) {
+      connection->respond(http::status::bad_request,
+                          errorBody(mcp::rpc_error::kInvalidParams, *problem, Json(), id));
+      return;
+    }
   }
   http_checks::StandardHeaders standard{header(request, "MCP-Protocol-Version"),
                                         optionalHeader(request, "Mcp-Method"),
                                         optionalHeader(request, "Mcp-Name")};
   if (auto mismatch = http_checks::standardHeaderMismatch(json, standard)) {
-    connection->respond(http::status::bad_request, errorBody(kHeaderMismatch, *mismatch));
+    connection->respond(http::status::bad_request,
+                        errorBody(kHeaderMismatch, *mismatch, Json(), id));
+    return;
+  }
+  const std::string meta = http_checks::metaProtocolVersion(json);
+  if (const std::string& version = meta.empty() ? standard.protocolVersion : meta;
+      version != kStateless) {
+    connection->respond(http::status::bad_request, unsupportedVersionBody(version, true, id));
     return;
   }
   if (std::holds_alternative<mcp::Response>(message)) {
@@ -339,6 +385,14 @@ void HttpFront::Impl::handleStateless(const std::shared_ptr<HttpConnection>& con
   if (ownerFull(connection, route)) return;
   auto state = newSession(true, route);
   statelessSessions.emplace(state->key, state);
+  if (call != nullptr && state->session) {
+    if (auto mismatch = state->session->paramHeaderMismatch(*call, paramHeaders(request))) {
+      endSession(state);
+      connection->respond(http::status::bad_request,
+                          errorBody(kHeaderMismatch, *mismatch, Json(), id));
+      return;
+    }
+  }
   std::vector<mcp::Message> messages;
   messages.push_back(std::move(message));
   const bool sse = http_checks::accepts(header(request, "Accept"), "text/event-stream");

@@ -1,6 +1,7 @@
 // The HTTP front's sessions and their streams: where each message a session sends goes.
 #include <boost/asio/post.hpp>
 
+#include "core/server/http_checks.h"
 #include "core/server/http_front_impl.h"
 #include "core/server/wire.h"
 
@@ -68,6 +69,14 @@ void HttpFront::Impl::deliver(const std::shared_ptr<SessionState>& state, Json m
     }
   }
   const bool answers = stream && response && stream->pending.contains(key);
+  if (stream && stream->deferred) {
+    stream->deferred = false;
+    if (answers && http_checks::statelessStatus(message) != 200) {
+      stream->json = true;
+    } else if (stream->connection && stream->connection->isOpen()) {
+      stream->connection->beginSse({});
+    }
+  }
   if (stream && stream->json && !answers) stream = nullptr;  // a JSON reply holds responses only
   if (!stream) {
     // A response to no open request has nowhere to go; anything else takes the GET stream.
@@ -159,7 +168,10 @@ void HttpFront::Impl::completeStream(const std::shared_ptr<SessionState>& state,
       }
       HeaderList headers;
       if (!state->id.empty()) headers.emplace_back("Mcp-Session-Id", state->id);
-      connection->respond(http::status::ok, std::move(body), headers);
+      const unsigned status = state->stateless && !stream->batch && !stream->jsonReplies.empty()
+                                  ? http_checks::statelessStatus(stream->jsonReplies.front())
+                                  : 200;
+      connection->respond(static_cast<http::status>(status), std::move(body), headers);
     } else {
       connection->endSse();
     }
@@ -213,7 +225,7 @@ void HttpFront::Impl::endSession(std::shared_ptr<SessionState> state) {
   for (const auto& [number, stream] : state->streams) {
     if (auto connection = std::exchange(stream->connection, nullptr)) {
       connection->setOnBroken(nullptr);
-      if (stream->json) {
+      if (stream->json || stream->deferred) {
         connection->close();
       } else {
         connection->endSse();

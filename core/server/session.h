@@ -1,9 +1,12 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/mcp/json_rpc.h"
 
@@ -23,6 +26,10 @@ class Outbox {
   virtual void send(Json message, const Json& relatedTo) = 0;
 };
 
+/// The Mcp-Param-* headers of one HTTP request: what follows "Mcp-Param-", lower-cased, to
+/// each value it came with (trimmed), in the order they came.
+using ParamHeaders = std::map<std::string, std::vector<std::string>>;
+
 /// One client's conversation with kaja's server side. A front creates one per client (per
 /// stdio connection, per HTTP session, or per request of a stateless 2026-07-28 client) and
 /// calls it only on its io_context thread.
@@ -34,6 +41,16 @@ class Session {
   /// The client is gone (stdin closed, DELETE, the connection dropped, the session timed
   /// out): cancel its calls and pending requests. Nothing is sent after this.
   virtual void end() = 0;
+  /// Returns one sentence saying how the Mcp-Param-* `headers` of a 2026-07-28 HTTP request
+  /// disagree with `request` (the arguments a tool's schema marks with x-mcp-header), or
+  /// nullopt when they agree. The HTTP front asks before receive() and answers a
+  /// disagreement itself; a session that knows no tool schemas finds none.
+  [[nodiscard]] virtual std::optional<std::string> paramHeaderMismatch(
+      const mcp::Request& request, const ParamHeaders& headers) const {
+    (void)request;
+    (void)headers;
+    return std::nullopt;
+  }
 };
 
 /// Makes the session for a new client, which sends through `outbox`.

@@ -101,7 +101,8 @@ TEST(SandboxCliTest, TheWorkerServesAUserAndStatusListsTheServer) {
   const auto reply = post(port, "/users/alice/abilities/everything/mcp",
                           R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":)"
                           R"("get-env","arguments":{},"_meta":{"io.modelcontextprotocol/)"
-                          R"(protocolVersion":"2026-07-28"}}})",
+                          R"(protocolVersion":"2026-07-28","io.modelcontextprotocol/)"
+                          R"(clientCapabilities":{}}}})",
                           {{"Authorization", "Bearer " + bearer},
                            {"Content-Type", "application/json"},
                            {"Accept", "application/json, text/event-stream"},

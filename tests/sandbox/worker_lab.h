@@ -55,7 +55,7 @@ for a in 93.184.216.34 10.0.0.5 169.254.169.254; do
 done
 token=$("$KAJA" sandbox token alice --key-file "$DIR/key")
 while read -r name tool args; do
-  body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"$tool\",\"arguments\":$args,\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}"
+  body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"$tool\",\"arguments\":$args,\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}"
   reply=$(curl -s -m 60 -X POST "http://127.0.0.1:$port/users/alice/abilities/$ABILITY/mcp" \
     -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
     -H 'Accept: application/json' -H 'MCP-Protocol-Version: 2026-07-28' \

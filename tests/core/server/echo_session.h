@@ -4,13 +4,15 @@
 //
 //   initialize        -> a result that echoes the requested protocolVersion
 //   server/discover   -> supportedVersions (2026-07-28 and the 2025 ones)
-//   tools/list        -> one tool, "echo"
+//   tools/list        -> one tool, "echo", whose "region" argument travels in Mcp-Param-Region
 //   tools/call        -> notifications/progress first when _meta.progressToken is set, then
 //                        text content holding the arguments
 //   test/elicit       -> an elicitation/create request related to it; its answer becomes
 //                        this request's result
 //   test/notify       -> notifications/message unrelated to any request, then {}
 //   test/hold         -> no answer until a test/release request arrives (then {"held":true})
+//   test/fail         -> a progress notification when params.progress is set, then an error
+//                        with code params.code
 //   anything else     -> its params as the result
 
 #include <atomic>
@@ -19,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/server/http_checks.h"
 #include "core/server/session.h"
 
 namespace kaja::testing {
@@ -29,6 +32,12 @@ struct EchoLog {
   std::atomic<int> ended = 0;
   std::vector<std::string> notifications;  ///< methods of the notifications received
 };
+
+/// The input schema of the echo tool.
+inline core::mcp::Json echoSchema() {
+  return {{"type", "object"},
+          {"properties", {{"region", {{"type", "string"}, {"x-mcp-header", "Region"}}}}}};
+}
 
 class EchoSession final : public core::server::Session {
  public:
@@ -73,7 +82,7 @@ class EchoSession final : public core::server::Session {
       reply(request.id, Json{{"tools",
                               {{{"name", "echo"},
                                 {"description", "Returns its arguments"},
-                                {"inputSchema", {{"type", "object"}}}}}}});
+                                {"inputSchema", echoSchema()}}}}});
     } else if (request.method == "tools/call") {
       callTool(request);
     } else if (request.method == "test/elicit") {
@@ -95,12 +104,31 @@ class EchoSession final : public core::server::Session {
       reply(request.id, Json::object());
     } else if (request.method == "test/hold") {
       held_.push_back(request.id);
+    } else if (request.method == "test/fail") {
+      if (params.value("progress", false)) {
+        outbox_->send(Json{{"jsonrpc", "2.0"},
+                           {"method", "notifications/progress"},
+                           {"params", {{"progressToken", 1}, {"progress", 1}}}},
+                      request.id);
+      }
+      outbox_->send(
+          Json{{"jsonrpc", "2.0"},
+               {"id", request.id},
+               {"error", {{"code", params.value("code", -32603)}, {"message", "failed"}}}},
+          request.id);
     } else if (request.method == "test/release") {
       for (const auto& id : std::exchange(held_, {})) reply(id, Json{{"held", true}});
       reply(request.id, Json::object());
     } else {
       reply(request.id, params.is_null() ? Json::object() : params);
     }
+  }
+
+  [[nodiscard]] std::optional<std::string> paramHeaderMismatch(
+      const core::mcp::Request& request, const core::server::ParamHeaders& headers) const override {
+    if (request.method != "tools/call" || !request.params.is_object()) return std::nullopt;
+    return core::server::http_checks::paramHeaderMismatch(
+        echoSchema(), request.params.value("arguments", core::mcp::Json::object()), headers);
   }
 
   void end() override {

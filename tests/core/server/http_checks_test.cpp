@@ -73,5 +73,135 @@ TEST(HttpChecksTest, StandardHeadersMustAgreeWithTheBody) {
   EXPECT_FALSE(standardHeaderMismatch(list, {"2026-07-28", "tools/list", std::nullopt}));
 }
 
+TEST(HttpChecksTest, RequestMetaMustNameVersionAndCapabilities) {
+  const Json version = "2026-07-28";
+  auto request = [](Json params) {
+    return Json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/list"}, {"params", params}};
+  };
+  EXPECT_FALSE(requestMetaProblem(
+      request({{"_meta",
+                {{"io.modelcontextprotocol/protocolVersion", version},
+                 {"io.modelcontextprotocol/clientCapabilities", Json::object()}}}})));
+  EXPECT_TRUE(requestMetaProblem(Json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/list"}}));
+  EXPECT_TRUE(requestMetaProblem(request(Json::object())));
+  EXPECT_TRUE(requestMetaProblem(request({{"_meta", "2026-07-28"}})));
+  EXPECT_TRUE(requestMetaProblem(
+      request({{"_meta", {{"io.modelcontextprotocol/clientCapabilities", Json::object()}}}})));
+  EXPECT_TRUE(requestMetaProblem(
+      request({{"_meta", {{"io.modelcontextprotocol/protocolVersion", version}}}})));
+  EXPECT_TRUE(requestMetaProblem(
+      request({{"_meta",
+                {{"io.modelcontextprotocol/protocolVersion", 20260728},
+                 {"io.modelcontextprotocol/clientCapabilities", Json::object()}}}})));
+  EXPECT_TRUE(requestMetaProblem(
+      request({{"_meta",
+                {{"io.modelcontextprotocol/protocolVersion", version},
+                 {"io.modelcontextprotocol/clientCapabilities", Json::array()}}}})));
+}
+
+TEST(HttpChecksTest, OnlyCanonicalBase64SentinelsDecode) {
+  EXPECT_EQ(decodeHeaderValue("=?base64?SGVsbG8=?="), "Hello");
+  EXPECT_EQ(decodeHeaderValue("=?base64??="), "");
+  EXPECT_EQ(decodeHeaderValue("=?base64?AA==?="), std::string(1, '\0'));
+  // Without the exact wrapper a value is literal.
+  EXPECT_EQ(decodeHeaderValue("SGVsbG8="), "SGVsbG8=");
+  EXPECT_EQ(decodeHeaderValue("=?base64?SGVsbG8="), "=?base64?SGVsbG8=");
+  EXPECT_EQ(decodeHeaderValue("=?BASE64?SGVsbG8=?="), "=?BASE64?SGVsbG8=?=");
+  EXPECT_EQ(decodeHeaderValue("=?base64?="), "=?base64?=");
+  // Inside the wrapper, anything but canonical padded base64 is refused.
+  for (const char* bad : {"=?base64?SGVsbG8?=", "=?base64?SGVs!!!bG8=?=", "=?base64?SG=sbG8=?=",
+                          "=?base64?SGVsbG8===?=", "=?base64?====?=", "=?base64?SGVs bG8?=",
+                          "=?base64?SGVs\nbG8?=", "=?base64?SGVsbG\xC3\xA9?="}) {
+    EXPECT_FALSE(decodeHeaderValue(bad)) << bad;
+  }
+}
+
+TEST(HttpChecksTest, ParamHeadersMustAgreeWithTheArguments) {
+  const Json schema = {
+      {"type", "object"},
+      {"properties",
+       {{"region", {{"type", "string"}, {"x-mcp-header", "Region"}}},
+        {"count", {{"type", "integer"}, {"x-mcp-header", "Count"}}},
+        {"dry", {{"type", "boolean"}, {"x-mcp-header", "Dry-Run"}}},
+        {"note", {{"type", "string"}}},
+        {"nested",
+         {{"type", "object"},
+          {"properties", {{"inner", {{"type", "string"}, {"x-mcp-header", "Inner"}}}}}}}}}};
+  const Json arguments = {{"region", "Hello"},
+                          {"count", 42},
+                          {"dry", true},
+                          {"note", "n"},
+                          {"nested", {{"inner", "x"}}}};
+  const ParamHeaders agreeing = {
+      {"region", {"=?base64?SGVsbG8=?="}}, {"count", {"42"}}, {"dry-run", {"true"}}};
+  EXPECT_FALSE(paramHeaderMismatch(schema, arguments, agreeing));
+  // Numbers compare by value; OWS around a value is not part of it.
+  ParamHeaders loose = agreeing;
+  loose["count"] = {"42.0"};
+  loose["region"] = {"  Hello\t"};
+  EXPECT_FALSE(paramHeaderMismatch(schema, arguments, loose));
+
+  auto changed = [&](const std::string& name, std::vector<std::string> values) {
+    ParamHeaders headers = agreeing;
+    if (values.empty()) {
+      headers.erase(name);
+    } else {
+      headers[name] = std::move(values);
+    }
+    return paramHeaderMismatch(schema, arguments, headers);
+  };
+  EXPECT_TRUE(changed("region", {"Goodbye"}));
+  EXPECT_TRUE(changed("region", {"hello"}));
+  EXPECT_TRUE(changed("region", {"=?base64?SGVsbG8?="}));
+  EXPECT_TRUE(changed("region", {"=?base64?R29vZGJ5ZQ==?="}));
+  EXPECT_TRUE(changed("region", {}));
+  EXPECT_TRUE(changed("region", {"Hello", "Hello"}));
+  EXPECT_TRUE(changed("count", {"43"}));
+  EXPECT_TRUE(changed("count", {"42abc"}));
+  EXPECT_TRUE(changed("count", {"0x2a"}));
+  EXPECT_TRUE(changed("count", {"1e999"}));
+  EXPECT_TRUE(changed("dry-run", {"1"}));
+  EXPECT_TRUE(changed("dry-run", {"True"}));
+  // A huge value is refused with a short sentence.
+  const auto huge = changed("region", {std::string(1 << 20, 'A')});
+  ASSERT_TRUE(huge);
+  EXPECT_LT(huge->size(), 300U);
+  const auto hugeSentinel = changed("region", {"=?base64?" + std::string(1 << 20, '/') + "?="});
+  ASSERT_TRUE(hugeSentinel);
+  EXPECT_LT(hugeSentinel->size(), 300U);
+
+  // A header for an argument the request does not give is a disagreement too; a null one
+  // counts as not given.
+  Json without = arguments;
+  without.erase("region");
+  EXPECT_TRUE(paramHeaderMismatch(schema, without, agreeing));
+  ParamHeaders noRegion = agreeing;
+  noRegion.erase("region");
+  EXPECT_FALSE(paramHeaderMismatch(schema, without, noRegion));
+  without["region"] = nullptr;
+  EXPECT_FALSE(paramHeaderMismatch(schema, without, noRegion));
+  // Headers no property names, and annotations below the top level, are not checked.
+  noRegion["unknown"] = {"x"};
+  noRegion["inner"] = {"y"};
+  without.erase("region");
+  EXPECT_FALSE(paramHeaderMismatch(schema, without, noRegion));
+  EXPECT_FALSE(paramHeaderMismatch(Json::array(), arguments, {}));
+  EXPECT_FALSE(paramHeaderMismatch({{"properties", "region"}}, arguments, {}));
+}
+
+TEST(HttpChecksTest, StatelessStatusFollowsTheErrorCode) {
+  auto failure = [](Json code) {
+    return Json{{"jsonrpc", "2.0"}, {"id", 1}, {"error", {{"code", code}, {"message", "m"}}}};
+  };
+  EXPECT_EQ(statelessStatus(failure(-32601)), 404U);
+  EXPECT_EQ(statelessStatus(failure(-32020)), 400U);
+  EXPECT_EQ(statelessStatus(failure(-32021)), 400U);
+  EXPECT_EQ(statelessStatus(failure(-32022)), 400U);
+  EXPECT_EQ(statelessStatus(failure(-32603)), 200U);
+  EXPECT_EQ(statelessStatus(failure("-32601")), 200U);
+  EXPECT_EQ(statelessStatus(Json{{"jsonrpc", "2.0"}, {"id", 1}, {"result", Json::object()}}), 200U);
+  EXPECT_EQ(statelessStatus(Json::array()), 200U);
+}
+
 }  // namespace
 }  // namespace kaja::core::server::http_checks

@@ -375,7 +375,8 @@ TEST(HttpFrontTest, AStatelessRequestGetsASessionOfItsOwn) {
 
 TEST(HttpFrontTest, ClosingAStatelessStreamEndsItsSession) {
   FrontHarness h;
-  const Json meta = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"}};
+  const Json meta = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                     {"io.modelcontextprotocol/clientCapabilities", Json::object()}};
   const kaja::testing::Headers headers = {{"MCP-Protocol-Version", "2026-07-28"},
                                           {"Mcp-Method", "test/hold"},
                                           {"Content-Type", "application/json"}};
