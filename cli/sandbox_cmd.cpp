@@ -16,6 +16,7 @@
 #include "cli/command.h"
 #include "cli/context.h"
 #include "cli/output.h"
+#include "sandbox/cidr.h"
 #include "sandbox/egress_bridge.h"
 #include "sandbox/enter.h"
 #include "sandbox/token.h"
@@ -56,6 +57,22 @@ core::Result<std::uint64_t> memorySize(const std::string& text) {
   return value * scale;
 }
 
+// The --allow-private ranges, in the order given; a usage error names the option.
+core::Result<std::vector<sandbox::Cidr>> allowPrivateRanges(const ParsedArgs& parsed) {
+  std::vector<sandbox::Cidr> ranges;
+  for (const auto& [flag, value] : parsed.values) {
+    if (flag != "--allow-private") continue;
+    auto range = sandbox::parseCidr(value);
+    if (!range) {
+      auto error = range.error();
+      error.message = "--allow-private " + error.message;
+      return std::unexpected(std::move(error));
+    }
+    ranges.push_back(*range);
+  }
+  return ranges;
+}
+
 std::string defaultStateDir() {
   auto loaded = Context::load();
   return loaded ? loaded->paths.dataDir + "/sandbox" : std::string();
@@ -64,7 +81,7 @@ std::string defaultStateDir() {
 int runServeWorker(std::span<const std::string> args) {
   auto parsed = parseArgs(args, {"--shared"},
                           {"--listen", "--key-file", "--idle", "--state", "--max-servers",
-                           "--max-per-user", "--memory", "--pids"});
+                           "--max-per-user", "--memory", "--pids", "--allow-private"});
   if (!parsed) return reportError(parsed.error());
   if (!parsed->positional.empty()) {
     printError("sandbox serve takes no arguments (kaja sandbox --help)");
@@ -107,11 +124,12 @@ int runServeWorker(std::span<const std::string> args) {
     if (!given) return reportError(given.error());
     options.pids = static_cast<std::uint64_t>(*given);
   }
-  for (const auto& [flag, value] : parsed->values) {
-    if (flag != "--allow-private") continue;
-    auto range = sandbox::parseCidr(value);
-    if (!range) return reportError(range.error());
-    options.allowPrivate.push_back(*range);
+  auto allowPrivate = allowPrivateRanges(*parsed);
+  if (!allowPrivate) return reportError(allowPrivate.error());
+  options.allowPrivate = std::move(*allowPrivate);
+  std::string ranges;
+  for (const auto& range : options.allowPrivate) {
+    ranges += (ranges.empty() ? "" : ", ") + range.text();
   }
   // Servers see the marketplaces and kaja's own runners, never its keys or data.
   options.readOnly = {context->paths.shippedMarketplace, context->paths.userMarketplace};
@@ -141,6 +159,10 @@ int runServeWorker(std::span<const std::string> args) {
   for (const auto& line : (*worker)->refused()) printWarning("not served: " + line);
   for (const auto& line : (*worker)->offered()) {
     std::fprintf(stderr, "kaja: serving %s\n", line.c_str());
+  }
+  if (!ranges.empty()) {
+    std::fprintf(stderr, "kaja: servers may also reach %s through the egress proxy\n",
+                 ranges.c_str());
   }
   (*worker)->start();
   std::fprintf(stderr,

@@ -33,6 +33,9 @@ bool inPrefix(const std::uint8_t* bytes, std::initializer_list<std::uint8_t> pre
   return true;
 }
 
+// IPv4 follows IANA's special-purpose registry; every block it marks not globally reachable
+// is refused. 192.0.0.0/24 (IETF protocol assignments) is refused whole: its two global
+// anycast services (PCP, TURN) are nothing a tool reaches over HTTP.
 AddressClass classifyV4(const std::uint8_t* b) {
   if (b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] == 0) return AddressClass::kUnspecified;
   if (b[0] == 100 && b[1] == 100 && b[2] == 100 && b[3] == 200) return AddressClass::kMetadata;
@@ -52,6 +55,10 @@ AddressClass classifyV4(const std::uint8_t* b) {
   return AddressClass::kPublic;
 }
 
+// The IPv6 address's own class, before classify() reads an embedded IPv4 address. Only
+// 2000::/3 is global unicast (IANA has allocated nothing public outside it), so anything
+// else not named here is reserved: ::/8 (IPv4-compatible ::a.b.c.d, SIIT ::ffff:0:a.b.c.d),
+// 100::/64 (discard), 5f00::/16 (SRv6 SIDs), and all that is still unallocated.
 AddressClass classifyV6(const std::uint8_t* b) {
   static constexpr std::uint8_t kZero[16] = {};
   if (std::memcmp(b, kZero, 16) == 0) return AddressClass::kUnspecified;
@@ -60,7 +67,22 @@ AddressClass classifyV6(const std::uint8_t* b) {
   if (inPrefix(b, {0xfd, 0x00, 0x0e, 0xc2}, 32)) return AddressClass::kMetadata;
   if (inPrefix(b, {0xfc}, 7) || inPrefix(b, {0xfe, 0xc0}, 10)) return AddressClass::kPrivate;
   if (b[0] == 0xff) return AddressClass::kMulticast;
-  if (inPrefix(b, {0x20, 0x01, 0x0d, 0xb8}, 32) || inPrefix(b, {0x01, 0, 0, 0, 0, 0, 0, 0}, 64)) {
+  // IPv4-mapped (::ffff:0:0/96) and well-known NAT64 (64:ff9b::/96) addresses are what
+  // their IPv4 address is; classify() judges that.
+  if (inPrefix(b, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff}, 96) ||
+      inPrefix(b, {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0}, 96)) {
+    return AddressClass::kPublic;
+  }
+  // Local-use NAT64 (RFC 8215) translates inside the operator's own network.
+  if (inPrefix(b, {0, 0x64, 0xff, 0x9b, 0, 1}, 48)) return AddressClass::kPrivate;
+  if (!inPrefix(b, {0x20}, 3)) return AddressClass::kReserved;
+  // 2001::/23, IETF protocol assignments, is refused whole: Teredo (2001::/32, whose
+  // tunnel reaches an IPv4 address kaja would have to decode), benchmarking (2001:2::/48),
+  // ORCHID and ORCHIDv2 (2001:10::/28, 2001:20::/28: identifiers, never routed) and DRIP
+  // (2001:30::/28); its anycast services (PCP, TURN, AMT, AS112) are nothing a tool reaches
+  // over HTTP. Then documentation: 2001:db8::/32 and 3fff::/20 (RFC 9637).
+  if (inPrefix(b, {0x20, 0x01, 0x00}, 23) || inPrefix(b, {0x20, 0x01, 0x0d, 0xb8}, 32) ||
+      inPrefix(b, {0x3f, 0xff, 0x00}, 20)) {
     return AddressClass::kReserved;
   }
   return AddressClass::kPublic;
@@ -110,7 +132,7 @@ const char* describe(AddressClass kind) {
     case AddressClass::kMulticast:
       return "a multicast address";
     case AddressClass::kReserved:
-      return "a reserved address";
+      return "a reserved or special-purpose address";
   }
   return "an unknown kind of address";
 }
@@ -125,11 +147,13 @@ std::optional<IpAddress> IpAddress::embeddedV4() const {
   if (!v6) return std::nullopt;
   const std::uint8_t* b = bytes.data();
   IpAddress v4;
-  static constexpr std::uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-  static constexpr std::uint8_t kNat64[12] = {0, 0x64, 0xff, 0x9b};
-  static constexpr std::uint8_t kZero[12] = {};
-  if (std::memcmp(b, kMapped, 12) == 0 || std::memcmp(b, kNat64, 12) == 0 ||
-      std::memcmp(b, kZero, 12) == 0) {
+  // IPv4-mapped, SIIT, IPv4-compatible, well-known NAT64 and local-use NAT64: the IPv4
+  // address is the last 32 bits.
+  if (inPrefix(b, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff}, 96) ||
+      inPrefix(b, {0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0}, 96) ||
+      inPrefix(b, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 96) ||
+      inPrefix(b, {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0}, 96) ||
+      inPrefix(b, {0, 0x64, 0xff, 0x9b, 0, 1}, 48)) {
     std::copy(b + 12, b + 16, v4.bytes.begin());
     return v4;
   }
@@ -158,12 +182,8 @@ AddressClass classify(const IpAddress& address) {
   if (own == AddressClass::kUnspecified || own == AddressClass::kLoopback) return own;
   const auto v4 = address.embeddedV4();
   if (!v4) return own;
-  AddressClass inner = classifyV4(v4->bytes.data());
-  static constexpr std::uint8_t kZero[12] = {};
-  // ::a.b.c.d (IPv4-compatible) is deprecated; no public server uses it.
-  if (inner == AddressClass::kPublic && std::memcmp(address.bytes.data(), kZero, 12) == 0) {
-    inner = AddressClass::kReserved;
-  }
+  // An equally strict inner class wins, so that ::169.254.169.254 reads as link-local.
+  const AddressClass inner = classifyV4(v4->bytes.data());
   return strictness(inner) >= strictness(own) ? inner : own;
 }
 

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <thread>
@@ -60,6 +61,8 @@ class SandboxCli {
                                   "--key-file",
                                   key};
     argv.insert(argv.end(), extra.begin(), extra.end());
+    // A log left by an earlier worker would show its port before the new one truncates it.
+    std::filesystem::remove(root.path() + "/worker.err");
     worker = std::make_unique<ServeProcess>(argv, env(), root.path() + "/worker.err");
     const std::regex listening("listening on http://127\\.0\\.0\\.1:([0-9]+)/");
     for (int i = 0; i < 300; ++i) {
@@ -143,6 +146,42 @@ TEST(SandboxCliTest, TheWorkerServesAUserAndStatusListsTheServer) {
   EXPECT_NE(gone.err.find("no sandbox worker is running"), std::string::npos) << gone.err;
 }
 
+TEST(SandboxCliTest, AllowPrivateTakesOneOrMoreRangesInEitherForm) {
+  SandboxCli cli;
+  {
+    std::unique_ptr<ServeProcess> worker;
+    ASSERT_GT(cli.start(worker, {"--allow-private", "10.0.0.0/8"}), 0) << cli.log;
+    EXPECT_NE(cli.log.find("kaja: servers may also reach 10.0.0.0/8 through the egress proxy\n"),
+              std::string::npos)
+        << cli.log;
+    ::kill(worker->pid(), SIGTERM);
+    EXPECT_EQ(worker->waitExit(20), std::optional<int>(0));
+  }
+  {
+    std::unique_ptr<ServeProcess> worker;
+    ASSERT_GT(cli.start(worker, {"--allow-private=192.168.5.0/24", "--allow-private", "fd00::/8"}),
+              0)
+        << cli.log;
+    EXPECT_NE(cli.log.find("reach 192.168.5.0/24, fd00::/8 through the egress proxy"),
+              std::string::npos)
+        << cli.log;
+    ::kill(worker->pid(), SIGTERM);
+    EXPECT_EQ(worker->waitExit(20), std::optional<int>(0));
+  }
+  // Without the option, nothing private is announced.
+  std::unique_ptr<ServeProcess> worker;
+  ASSERT_GT(cli.start(worker), 0) << cli.log;
+  EXPECT_EQ(cli.log.find("may also reach"), std::string::npos) << cli.log;
+  // A malformed range stops the worker before it listens, with one sentence naming the
+  // option and the form to use.
+  const auto bad = cli.kaja({"sandbox", "serve", "--listen", "127.0.0.1:0", "--key-file", cli.key,
+                             "--allow-private", "10.0.0.0/8", "--allow-private", "10.0.0.0/33"});
+  EXPECT_EQ(bad.exitCode, 2) << bad.err;
+  EXPECT_EQ(bad.err,
+            "kaja: error: --allow-private \"10.0.0.0/33\" is not a network (its prefix length is "
+            "out of range); write it as 10.0.0.0/8 or fd00::/8.\n");
+}
+
 TEST(SandboxCliTest, BadSettingsAreRefusedWithOneSentence) {
   SandboxCli cli;
   const std::string open = cli.root.write("open.key", std::string(40, 'o'));
@@ -161,6 +200,13 @@ TEST(SandboxCliTest, BadSettingsAreRefusedWithOneSentence) {
       {{"serve", "--listen", "127.0.0.1:0"}, "--key-file"},
       {{"serve", "--listen", "127.0.0.1:0", "--key-file", cli.key, "--idle", "-5"}, "--idle"},
       {{"serve", "--listen", "127.0.0.1:0", "--key-file", cli.key, "--memory", "lots"}, "512M"},
+      {{"serve", "--listen", "127.0.0.1:0", "--key-file", cli.key, "--allow-private"},
+       "--allow-private needs a value"},
+      {{"serve", "--listen", "127.0.0.1:0", "--key-file", cli.key, "--allow-private",
+        "10.0.0.300/8"},
+       "--allow-private \"10.0.0.300/8\" is not a network"},
+      {{"serve", "--listen", "127.0.0.1:0", "--key-file", cli.key, "--allow-private=10.0.0.5/8"},
+       "--allow-private \"10.0.0.5/8\" is not a network (it has address bits set"},
       {{"token", "Alice", "--key-file", cli.key}, "a-z"},
       {{"token", "alice", "--key-file", cli.key, "--ttl", "0"}, "--ttl"},
       {{"frobnicate"}, "unknown sandbox subcommand"},

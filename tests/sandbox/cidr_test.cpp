@@ -33,6 +33,11 @@ TEST(CidrTest, ContainsItsAddressesAndTheirIpv6Forms) {
   EXPECT_FALSE(ten.contains(ip("11.0.0.1")));
   EXPECT_TRUE(ten.contains(ip("::ffff:10.0.0.5")));
   EXPECT_TRUE(ten.contains(ip("64:ff9b::a00:5")));
+  EXPECT_TRUE(ten.contains(ip("64:ff9b:1::a00:5")));
+  EXPECT_TRUE(ten.contains(ip("::ffff:0:a00:5")));
+  EXPECT_FALSE(ten.contains(ip("64:ff9b:2::a00:5")));
+  // Teredo is refused outright, never read as the IPv4 address it hides (10.0.0.5 here).
+  EXPECT_FALSE(ten.contains(ip("2001:0:5db8:d822::f5ff:fffa")));
   EXPECT_FALSE(ten.contains(ip("fd00::1")));
   const auto odd = *parseCidr("172.16.0.0/12");
   EXPECT_TRUE(odd.contains(ip("172.31.255.255")));
@@ -54,6 +59,24 @@ TEST(EgressPolicyTest, OnlyPublicAddressesPassByDefault) {
     EXPECT_EQ(checked.error().code, core::ErrorCode::kRefused);
     EXPECT_NE(checked.error().message.find(text), std::string::npos) << checked.error().message;
   }
+}
+
+TEST(EgressPolicyTest, TranslatedTunnelledAndSpecialIpv6FormsAreRefused) {
+  // Each carries (or, for Teredo, hides) the public 93.184.216.34 or is special-purpose;
+  // none is a public address a server may reach.
+  for (const char* text :
+       {"64:ff9b:1::5db8:d822", "::ffff:0:5db8:d822", "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+        "2001:0:5db8:d822::f5ff:fffa", "2001:2::1", "3fff::1", "5f00::1", "100::1", "2001:10::1",
+        "2001:20::1", "2001:db8::1", "fec0::1", "::93.184.216.34"}) {
+    const auto checked = checkEgressAddress("h", ip(text), {});
+    ASSERT_FALSE(checked) << text;
+    EXPECT_EQ(checked.error().code, core::ErrorCode::kRefused);
+    EXPECT_NE(checked.error().message.find(text), std::string::npos) << checked.error().message;
+    EXPECT_NE(checked.error().message.find("reach only public addresses"), std::string::npos);
+  }
+  // The well-known NAT64 and 6to4 forms of a public address stay public.
+  EXPECT_TRUE(checkEgressAddress("h", ip("64:ff9b::5db8:d822"), {}));
+  EXPECT_TRUE(checkEgressAddress("h", ip("2002:5db8:d822::1"), {}));
 }
 
 TEST(EgressPolicyTest, AllowPrivateOpensOnlyItsRangeAndNeverTheUnspecified) {

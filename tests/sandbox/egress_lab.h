@@ -40,8 +40,11 @@ inline std::string namespaceProblem() {
 /// The lab, running until destruction. Its socket is `socketPath()`.
 class EgressLab {
  public:
-  /// Starts the lab with `flags` added to its command line; nullptr when it did not start.
-  static std::unique_ptr<EgressLab> start(const std::vector<std::string>& flags = {}) {
+  /// Starts the lab with `flags` added to its command line, and an origin on port 80 of each
+  /// of `moreIpv6` (canonical text, put on the loopback too; "NO-ORIGIN" when the kernel has
+  /// no IPv6); nullptr when it did not start.
+  static std::unique_ptr<EgressLab> start(const std::vector<std::string>& flags = {},
+                                          const std::vector<std::string>& moreIpv6 = {}) {
     std::unique_ptr<EgressLab> lab(new EgressLab());
     const std::string dir = lab->dir_.path();
     lab->dir_.write("hosts",
@@ -68,6 +71,12 @@ class EgressLab {
         "[2606:4700::1111]:80 --stall "
         "93.184.216.34:81";
     for (const auto& flag : flags) script += " " + flag;
+    std::string addresses;
+    for (const auto& address : moreIpv6) {
+      addresses += "ip -6 addr add " + address + "/128 dev lo nodad 2>/dev/null || true\n";
+      script += " --origin [" + address + "]:80";
+    }
+    script.insert(script.find("mount --bind"), addresses);
     core::LaunchPlan plan;
     plan.argv = {"/usr/bin/unshare", "-n", "-m", "/bin/sh", "-c", script + "\n"};
     plan.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", false}};

@@ -254,6 +254,44 @@ TEST(EgressProxyLimitsTest, AllowPrivateLetsOnlyItsRangeThrough) {
   EXPECT_EQ(lab->served("169.254.169.254:80"), 0);
 }
 
+// IPv6 forms that translate to, tunnel to, or are special-purpose beside a public address,
+// each with a live origin: refused by default, and reached once the operator allows all of
+// IPv6 (which shows the refusal is the policy's, not a missing route).
+TEST(EgressProxyLimitsTest, TranslatedTunnelledAndSpecialIpv6FormsAreRefusedThoughReachable) {
+  if (const std::string problem = namespaceProblem(); !problem.empty()) GTEST_SKIP() << problem;
+  const std::vector<std::string> forms = {
+      "64:ff9b:1::5db8:d822",         // local-use NAT64 of 93.184.216.34
+      "::ffff:0:5db8:d822",           // SIIT of 93.184.216.34
+      "2001:0:5db8:d822::f5ff:fffa",  // Teredo
+      "2001:2::1",                    // benchmarking
+      "2001:10::1",                   // ORCHID
+      "2001:20::1",                   // ORCHIDv2
+      "3fff::1",                      // documentation (RFC 9637)
+      "5f00::1",                      // SRv6 SIDs
+      "100::1",                       // discard-only
+  };
+  auto lab = EgressLab::start({}, forms);
+  ASSERT_TRUE(lab);
+  if (lab->count("NO-ORIGIN ", 0) != 0) GTEST_SKIP() << "the namespace has no IPv6";
+  for (const auto& form : forms) {
+    const std::string host = "[" + form + "]";
+    for (const auto& request : {connectRequest(host + ":80"), getRequest("http://" + host + "/")}) {
+      const auto answer = askProxy(lab->socketPath(), request);
+      EXPECT_EQ(statusOf(answer), 403) << form << "\n" << answer;
+      EXPECT_THAT(answer, HasSubstr("reach only public addresses")) << form;
+    }
+    EXPECT_EQ(lab->served(host + ":80"), 0) << form;
+  }
+  auto open = EgressLab::start({"--allow-private", "::/0"}, forms);
+  ASSERT_TRUE(open);
+  for (const auto& form : forms) {
+    const std::string host = "[" + form + "]";
+    const auto answer = askProxy(open->socketPath(), getRequest("http://" + host + "/"));
+    EXPECT_EQ(statusOf(answer), 200) << form << "\n" << answer;
+    EXPECT_EQ(open->served(host + ":80", 1), 1) << form;
+  }
+}
+
 TEST(EgressProxyLimitsTest, ASecondDnsAnswerCannotRedirectARequest) {
   if (const std::string problem = namespaceProblem(); !problem.empty()) GTEST_SKIP() << problem;
   // rebind.example is 93.184.216.34 for the first A query, then 10.0.0.5, with TTL 0.

@@ -60,5 +60,49 @@ TEST(SandboxWorkerEgressTest, ServersReachPublicAddressesOnlyAndOnlyThroughThePr
   }
 }
 
+TEST(SandboxWorkerEgressTest, AllowPrivateOpensItsRangeOnlyThroughTheProxy) {
+  if (const std::string why = worker_lab::labUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  kaja::testing::TempDir dir;
+  std::ifstream script(std::string(KAJA_SOURCE_DIR) + "/tests/servers/egress_probe_server.mjs");
+  const std::string probe = dir.write("market/abilities/probe/server.mjs",
+                                      std::string(std::istreambuf_iterator<char>(script), {}));
+  dir.write("market/abilities/probe/mcp.toml",
+            "command = \"node\"\nargs = [\"" + probe + "\"]\ntools = [\"fetch\", \"connect\"]\n");
+  const std::string key = dir.write("key", std::string(32, 'e'));
+  ::chmod(key.c_str(), 0600);
+  const auto result = worker_lab::runWorkerLab(
+      dir, "probe",
+      {{"private", "fetch", R"({"url":"http://10.0.0.5/"})"},
+       {"private-name", "fetch", R"({"url":"http://private.example/"})"},
+       {"mapped", "fetch", R"({"url":"http://[::ffff:10.0.0.5]/"})"},
+       {"public", "fetch", R"({"url":"http://93.184.216.34/"})"},
+       {"metadata", "fetch", R"({"url":"http://169.254.169.254/"})"},
+       {"loopback", "fetch", R"({"url":"http://127.0.0.1:80/"})"},
+       {"raw-private", "connect", R"({"host":"10.0.0.5","port":80})"}},
+      180, {"--allow-private", "10.0.0.0/8", "--allow-private=192.168.77.0/24"});
+  ASSERT_EQ(result.exitCode, 0) << result.out << result.err;
+  auto replies = result.replies;
+  ASSERT_EQ(replies.size(), 7U) << result.out << result.err;
+  std::ifstream errFile(dir.path() + "/worker.err");
+  const std::string workerErr(std::istreambuf_iterator<char>(errFile), {});
+  EXPECT_NE(workerErr.find("may also reach 10.0.0.0/8, 192.168.77.0/24"), std::string::npos)
+      << workerErr;
+  for (const char* reached : {"private", "private-name", "mapped"}) {
+    EXPECT_NE(replies[reached].find("200 page-of-10.0.0.5"), std::string::npos)
+        << reached << ": " << replies[reached];
+  }
+  EXPECT_NE(replies["public"].find("200 page-of-93.184.216.34"), std::string::npos)
+      << replies["public"];
+  for (const char* refused : {"metadata", "loopback"}) {
+    EXPECT_NE(replies[refused].find("403"), std::string::npos)
+        << refused << ": " << replies[refused];
+    EXPECT_EQ(replies[refused].find("page-of-"), std::string::npos)
+        << refused << ": " << replies[refused];
+  }
+  // The range opens the proxy, not the namespace: a direct connection still has no route.
+  EXPECT_EQ(replies["raw-private"].find("connected"), std::string::npos) << replies["raw-private"];
+  EXPECT_NE(replies["raw-private"].find("error"), std::string::npos) << replies["raw-private"];
+}
+
 }  // namespace
 }  // namespace kaja::sandbox

@@ -42,8 +42,9 @@ for a in 93.184.216.34 10.0.0.5 169.254.169.254; do
   python3 -m http.server --bind "$a" 80 --directory "$DIR/www/$a" >/dev/null 2>&1 &
 done
 mount --bind "$DIR/hosts" /etc/hosts
+# WORKER_ARGS is split on spaces on purpose: each word is one more argument.
 "$KAJA" sandbox serve --listen 127.0.0.1:0 --key-file "$DIR/key" --state "$DIR/state" \
-  2> "$DIR/worker.err" &
+  $WORKER_ARGS 2> "$DIR/worker.err" &
 worker=$!
 for i in $(seq 100); do
   port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$DIR/worker.err")
@@ -78,10 +79,13 @@ inline std::string labUnavailable() {
 }
 
 /// Runs the lab over `dir`, whose market/ holds the abilities and key the worker's key
-/// (0600), and makes `calls` in order through the worker. Each page the lab serves reads
-/// "page-of-<address>".
+/// (0600), and makes `calls` in order through the worker, started with `workerArgs` added
+/// (words without spaces). Each page the lab serves reads "page-of-<address>".
 inline LabResult runWorkerLab(const kaja::testing::TempDir& dir, const std::string& ability,
-                              const std::vector<LabCall>& calls, int timeoutSeconds) {
+                              const std::vector<LabCall>& calls, int timeoutSeconds,
+                              const std::vector<std::string>& workerArgs = {}) {
+  std::string words;
+  for (const auto& arg : workerArgs) words += (words.empty() ? "" : " ") + arg;
   dir.write("hosts",
             "127.0.0.1 localhost\n93.184.216.34 public.example\n10.0.0.5 private.example\n"
             "93.184.216.34 mixed.example\n10.0.0.5 mixed.example\n");
@@ -95,9 +99,10 @@ inline LabResult runWorkerLab(const kaja::testing::TempDir& dir, const std::stri
   run.timeoutSeconds = timeoutSeconds;
   const auto ran = kaja::testing::runCommandWith(
       {"/usr/bin/unshare", "-n", "-m", "/bin/bash", lab},
-      {"DIR=" + dir.path(), "ABILITY=" + ability, "KAJA=" + std::string(KAJA_BIN_DIR) + "/kaja",
-       "HOME=" + dir.path() + "/home", "XDG_CONFIG_HOME=" + dir.path() + "/config",
-       "XDG_DATA_HOME=" + dir.path() + "/data", "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+      {"DIR=" + dir.path(), "ABILITY=" + ability, "WORKER_ARGS=" + words,
+       "KAJA=" + std::string(KAJA_BIN_DIR) + "/kaja", "HOME=" + dir.path() + "/home",
+       "XDG_CONFIG_HOME=" + dir.path() + "/config", "XDG_DATA_HOME=" + dir.path() + "/data",
+       "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
        "KAJA_SHIPPED_MARKETPLACE=" + dir.path() + "/market"},
       run);
   LabResult result;
