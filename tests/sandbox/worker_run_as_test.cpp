@@ -67,6 +67,10 @@ class RunAsWorker {
     options.stateDir = dir.path() + "/state";
     options.idle = idle;
     options.egress = false;
+    // Limits, where cgroups are writable: enter joins the server's groups, then drops to
+    // nobody, and removing the groups at the end kills what is left.
+    options.pids = 256;
+    options.memoryBytes = std::uint64_t{512} << 20;
     // The whole tree is visible, so the key and the state folder must be covered inside it.
     options.readOnly = {dir.path()};
     core::Ability shell;
@@ -79,6 +83,7 @@ class RunAsWorker {
     auto made = Worker::create(io_, std::move(options));
     if (!made) throw std::runtime_error(made.error().message);
     worker_ = std::move(*made);
+    limited = worker_->limitsOff().empty();
     worker_->start();
     thread_ = std::thread([this] { io_.run(); });
   }
@@ -119,6 +124,7 @@ class RunAsWorker {
   std::string keyFile;
   std::string secret;
   WorkerKey key;
+  bool limited = false;  ///< whether the servers run in cgroups of their own
 
  private:
   kaja::testing::HttpReply post(const std::string& body) {
@@ -189,6 +195,11 @@ TEST(SandboxWorkerRunAsTest, ARootWorkersServerIsNobodyAndCannotReachRootsThings
   ASSERT_GE(tree.size(), 2U);
   for (const pid_t pid : tree) {
     EXPECT_EQ(uidLine(pid), "Uid:\t65534\t65534\t65534\t65534") << "pid " << pid;
+  }
+  if (worker.limited) {
+    const std::string groups =
+        kaja::testing::readFile("/proc/" + std::to_string(tree.back()) + "/cgroup");
+    EXPECT_THAT(groups, HasSubstr("kaja-sandbox-")) << groups;
   }
 
   const std::string swappiness = kaja::testing::readFile("/proc/sys/vm/swappiness");
