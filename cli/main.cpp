@@ -141,7 +141,10 @@ constexpr Command kCommands[] = {
      "  --allow-private CIDR  let servers reach this private range (repeatable)\n"
      "  --max-servers N     servers running at once (default 512)\n"
      "  --max-per-user N    servers one user may run at once (default 32)\n"
-     "  --state DIR         homes and status.json (default DATA_DIR/sandbox)\n",
+     "  --state DIR         homes and status.json (default DATA_DIR/sandbox)\n"
+     "  --run-as USER       a root worker runs every server as this unprivileged user\n"
+     "                      (name, UID or UID:GID; default nobody); root is refused. The\n"
+     "                      user must reach --state: as root, use e.g. /var/lib/kaja-sandbox\n",
      runSandbox},
 };
 

@@ -81,7 +81,8 @@ std::string defaultStateDir() {
 int runServeWorker(std::span<const std::string> args) {
   auto parsed = parseArgs(args, {"--shared"},
                           {"--listen", "--key-file", "--idle", "--state", "--max-servers",
-                           "--max-per-user", "--memory", "--pids", "--allow-private"});
+                           "--max-per-user", "--memory", "--pids", "--allow-private",
+                           "--run-as"});
   if (!parsed) return reportError(parsed.error());
   if (!parsed->positional.empty()) {
     printError("sandbox serve takes no arguments (kaja sandbox --help)");
@@ -140,6 +141,7 @@ int runServeWorker(std::span<const std::string> args) {
   options.key = std::move(*key);
   options.keyFile = std::filesystem::absolute(*keyFile).string();
   options.shared = parsed->has("--shared");
+  options.runAs = parsed->value("--run-as").value_or("");
   options.idle = std::chrono::seconds(idle);
   options.stateDir = parsed->value("--state").value_or(context->paths.dataDir + "/sandbox");
   for (const auto& record : context->catalog.abilities()) {

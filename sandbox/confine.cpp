@@ -58,7 +58,12 @@ core::Result<void> checkConfinement(const core::LaunchPlan& server, const Confin
     return core::fail(ErrorCode::kInvalidConfig,
                       "the server to confine needs an absolute program path");
   }
-  const bool needsKaja = !where.cgroups.empty() || !where.egressSocket.empty();
+  if (where.runAs && (where.runAs->uid == 0 || where.runAs->gid == 0)) {
+    return core::fail(ErrorCode::kInvalidConfig,
+                      "a sandboxed server must not run as root; give it an unprivileged user");
+  }
+  const bool needsKaja =
+      !where.cgroups.empty() || !where.egressSocket.empty() || where.runAs.has_value();
   if (needsKaja && !isExecutable(where.kaja)) {
     return core::fail(
         ErrorCode::kInvalidConfig,
@@ -117,9 +122,13 @@ core::Result<core::LaunchPlan> confine(const core::LaunchPlan& server, const Con
   plan.env = outerEnvironment(server, where, setenv);
 
   auto& argv = plan.argv;
-  if (!where.cgroups.empty()) {
+  if (!where.cgroups.empty() || where.runAs) {
     argv.insert(argv.end(), {where.kaja, "sandbox", "enter"});
     for (const auto& dir : where.cgroups) argv.insert(argv.end(), {"--cgroup", dir});
+    if (where.runAs) {
+      argv.insert(argv.end(), {"--user", std::to_string(where.runAs->uid) + ":" +
+                                             std::to_string(where.runAs->gid)});
+    }
     argv.emplace_back("--");
   }
   argv.insert(argv.end(), {*bwrap, "--unshare-all", "--die-with-parent", "--new-session",

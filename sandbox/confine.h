@@ -4,11 +4,13 @@
 // (mounts.h) and, when limits apply, the cgroup it starts in (cgroups.h, enter.h).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
 #include "core/process/launch_plan.h"
+#include "sandbox/run_as.h"
 
 namespace kaja::sandbox {
 
@@ -42,11 +44,15 @@ struct Confinement {
   /// bwrap's --disable-userns, which shrinks what the kernel exposes to the server.
   bool nestedUserNamespaces = true;
   std::string bwrap;  ///< the bwrap program; "" looks in /usr/bin, /usr/local/bin, then PATH
+  /// The unprivileged user the server runs as (a root worker's servers never run as root):
+  /// `kaja sandbox enter --user` becomes it before bwrap starts. nullopt runs it as the
+  /// worker's own user (a worker that is not root).
+  std::optional<RunAs> runAs;
 };
 
-/// Returns the command line that runs `server` confined: when cgroups are given,
-/// `kaja sandbox enter --cgroup DIR… --` first; then bwrap with its own pid, mount, ipc,
-/// uts, cgroup, user and network namespaces (--unshare-all), --die-with-parent,
+/// Returns the command line that runs `server` confined: when cgroups or runAs are given,
+/// `kaja sandbox enter [--cgroup DIR]… [--user UID:GID] --` first; then bwrap with its own pid,
+/// mount, ipc, uts, cgroup, user and network namespaces (--unshare-all), --die-with-parent,
 /// --new-session, no capabilities, the filesystem of mountArgs (mounts.h), and the
 /// working folder (the plan's when set, else HOME); then, when egressSocket is set,
 /// `kaja sandbox bridge --listen 127.0.0.1:PORT --socket kInsideEgressSocket --` and the
@@ -54,7 +60,7 @@ struct Confinement {
 /// paths and, with egress, egressProxyEnvironment(PORT) (egress_proxy.h). Variables that steer the
 /// dynamic loader (LD_*, GCONV_PATH, GLIBC_TUNABLES…) reach only the server, through bwrap's
 /// --setenv, never the steps that run outside it. Fails with kSpawn when bwrap is missing
-/// and kInvalidConfig when `where` is incomplete, each with one sentence.
+/// and kInvalidConfig when `where` is incomplete or runAs is root, each with one sentence.
 core::Result<core::LaunchPlan> confine(const core::LaunchPlan& server, const Confinement& where);
 
 /// Returns the bwrap program confine() would use for `where`, or kSpawn with one sentence

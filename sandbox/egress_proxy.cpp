@@ -28,10 +28,11 @@ core::Result<void> sysFail(std::string_view call, const std::string& what, int e
   return core::fail(core::ErrorCode::kIo, core::syscallMessage(call, what, err) + ".", what);
 }
 
-// Binds a listening unix socket at `path` with mode 0600. It is bound under a temporary
-// name, made 0600, then renamed into place, so nobody can connect while it is still open
-// to all.
-core::Result<core::UniqueFd> bindSocket(const std::string& path) {
+// Binds a listening unix socket at `path` with mode 0600, owned by `owner` when given. It
+// is bound under a temporary name, made 0600 and given its owner, then renamed into place,
+// so nobody else can connect while it is still open to all.
+core::Result<core::UniqueFd> bindSocket(const std::string& path,
+                                        const std::optional<RunAs>& owner) {
   const std::string temporary = path + ".new";
   sockaddr_un address{};
   if (temporary.size() >= sizeof address.sun_path) {
@@ -56,10 +57,12 @@ core::Result<core::UniqueFd> bindSocket(const std::string& path) {
   if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
     return std::unexpected(sysFail("bind", temporary, errno).error());
   }
-  if (::chmod(temporary.c_str(), 0600) != 0 || ::rename(temporary.c_str(), path.c_str()) != 0) {
+  if (::chmod(temporary.c_str(), 0600) != 0 ||
+      (owner && ::lchown(temporary.c_str(), owner->uid, owner->gid) != 0) ||
+      ::rename(temporary.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(temporary.c_str());
-    return std::unexpected(sysFail("chmod/rename", path, err).error());
+    return std::unexpected(sysFail("chmod/chown/rename", path, err).error());
   }
   if (::listen(fd.get(), SOMAXCONN) != 0)
     return std::unexpected(sysFail("listen", path, errno).error());
@@ -114,7 +117,7 @@ void EgressProxy::Shared::log(const std::string& line) const {
 
 core::Result<std::unique_ptr<EgressProxy>> EgressProxy::create(asio::io_context& io,
                                                                EgressOptions options) {
-  auto fd = bindSocket(options.socketPath);
+  auto fd = bindSocket(options.socketPath, options.socketOwner);
   if (!fd) return std::unexpected(fd.error());
   auto shared = std::make_shared<Shared>(io, std::move(options));
   error_code error;

@@ -5,12 +5,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/error.h"
 #include "sandbox/cidr.h"
+#include "sandbox/run_as.h"
 
 namespace boost::asio {
 class io_context;
@@ -20,7 +22,10 @@ namespace kaja::sandbox {
 
 /// How the worker's egress proxy listens and what it lets through.
 struct EgressOptions {
-  std::string socketPath;          ///< the unix socket it listens on (made 0600)
+  std::string socketPath;  ///< the unix socket it listens on (made 0600)
+  /// Who owns the socket (and so alone may connect): the servers' user of a root worker;
+  /// nullopt leaves it the worker's own.
+  std::optional<RunAs> socketOwner;
   std::vector<Cidr> allowPrivate;  ///< operator's --allow-private ranges; none by default
   std::chrono::milliseconds connectTimeout{10000};  ///< resolving and dialling, then 504
   std::chrono::milliseconds idleTimeout{std::chrono::minutes(5)};  ///< a silent tunnel closes

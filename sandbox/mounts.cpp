@@ -303,7 +303,9 @@ core::Result<std::vector<std::string>> mountArgs(const Confinement& where,
     }
   }
   mounts.coverHidden();
-  mounts.add({"--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm"});
+  // A second wall beside the user namespace: no sysctl is writable, whoever the server is.
+  mounts.add({"--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev", "--perms",
+              "1777", "--tmpfs", "/dev/shm"});
   if (!where.egressSocket.empty()) {
     mounts.add({"--ro-bind", where.egressSocket, kInsideEgressSocket});
   }

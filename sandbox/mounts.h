@@ -7,8 +7,8 @@
 // egress proxy resolves names), then Confinement::readOnly, the server's own program and
 // kaja; then every hidden path visible so far is covered (a folder by an empty read-only
 // tmpfs, anything else by /dev/null), except that home and tmp themselves stay visible
-// when they lie in a hidden folder; last a fresh /proc, a minimal /dev with a private
-// /dev/shm, and the egress socket.
+// when they lie in a hidden folder; last a fresh /proc with /proc/sys read-only, a minimal
+// /dev with a private /dev/shm, and the egress socket.
 
 #include <string>
 #include <vector>

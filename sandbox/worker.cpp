@@ -15,6 +15,7 @@
 #include "core/manifest/cloud_eligibility.h"
 #include "core/process/process_tree.h"
 #include "core/server/http_front.h"
+#include "core/util/sys.h"
 #include "sandbox/cgroups.h"
 #include "sandbox/confine.h"
 #include "sandbox/egress_proxy.h"
@@ -28,6 +29,65 @@ using Json = nlohmann::json;
 namespace {
 
 constexpr std::chrono::seconds kStatusEvery{1};
+
+/// The mode of the state folder and of those between it and each server's home and tmp when
+/// servers run as another user: that user's group may pass through, never list or write.
+constexpr auto kPassThrough = fs::perms::owner_all | fs::perms::group_exec;
+
+core::Result<void> giveGroup(const std::string& dir, const RunAs& who) {
+  std::error_code ec;
+  fs::permissions(dir, kPassThrough, ec);
+  if (ec) return core::fail(core::ErrorCode::kIo, "chmod " + dir + ": " + ec.message());
+  if (::lchown(dir.c_str(), static_cast<uid_t>(-1), who.gid) != 0) {
+    return core::fail(core::ErrorCode::kIo, core::syscallMessage("lchown", dir, errno));
+  }
+  return {};
+}
+
+/// Lets the servers' user `who` pass through the state folder, and checks that it can reach
+/// it and run `programs` (kaja and bwrap), so that a worker that could start no server
+/// says so at once.
+core::Result<void> openStateDir(const std::string& stateDir, const RunAs& who,
+                                const std::vector<std::string>& programs) {
+  if (auto given = giveGroup(stateDir, who); !given) return given;
+  std::vector<std::string> paths{stateDir};
+  paths.insert(paths.end(), programs.begin(), programs.end());
+  auto reachable = accessibleTo(who, paths, X_OK);
+  if (!reachable) return std::unexpected(reachable.error());
+  if (!(*reachable)[0]) {
+    return core::fail(core::ErrorCode::kUsage,
+                      "the servers' user \"" + who.name + "\" cannot reach the state folder " +
+                          stateDir +
+                          " (a folder above it is closed to others); give --state a folder it "
+                          "can reach, such as /var/lib/kaja-sandbox, or another --run-as");
+  }
+  for (std::size_t i = 1; i < paths.size(); ++i) {
+    if (!(*reachable)[i]) {
+      return core::fail(core::ErrorCode::kUsage,
+                        "the servers' user \"" + who.name + "\" cannot run " + paths[i] +
+                            "; install it where others may read and run it");
+    }
+  }
+  return {};
+}
+
+/// Drops from `paths` what `who` cannot reach (bwrap, running as `who`, could not show it
+/// and would start no server), saying so through `log`.
+void keepReachable(std::vector<std::string>& paths, const RunAs& who,
+                   const std::function<void(const std::string&)>& log) {
+  const auto reachable = accessibleTo(who, paths, F_OK);
+  if (!reachable) return;
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    std::error_code ec;
+    if ((*reachable)[i]) {
+      kept.push_back(paths[i]);
+    } else if (fs::exists(paths[i], ec) && log) {
+      log("servers will not see " + paths[i] + ": their user \"" + who.name + "\" cannot reach it");
+    }
+  }
+  paths = std::move(kept);
+}
 
 }  // namespace
 
@@ -69,6 +129,7 @@ struct Worker::Impl {
 
   core::Result<core::Activation> activation(const ServerKey& key);
   ServerDirs dirs(const ServerKey& key) const;
+  core::Result<void> makeDirs(const ServerDirs& where) const;
   core::Result<core::LaunchPlan> confined(const core::LaunchPlan& plan, const ServerKey& key,
                                           const ServerDirs& where);
   void released(const ServerKey& key);
@@ -86,6 +147,7 @@ struct Worker::Impl {
   std::uint64_t nextGroup = 1;
   std::unique_ptr<EgressProxy> egress;
   std::string egressSocket;
+  std::optional<RunAs> runAs;  ///< whom confined servers run as; nullopt: the worker's user
   std::unique_ptr<ServerPool> pool;
   std::unique_ptr<core::server::HttpFront> front;
   asio::steady_timer statusTimer;
@@ -100,12 +162,7 @@ ServerDirs Worker::Impl::dirs(const ServerKey& key) const {
   return {base + "/home", base + "/tmp"};
 }
 
-core::Result<core::Activation> Worker::Impl::activation(const ServerKey& key) {
-  const auto found = served.find(key.ability);
-  if (found == served.end()) {
-    return core::fail(core::ErrorCode::kNotFound, "this sandbox does not run " + key.ability);
-  }
-  const ServerDirs where = dirs(key);
+core::Result<void> Worker::Impl::makeDirs(const ServerDirs& where) const {
   std::error_code ec;
   // A fresh /tmp each start: nothing the last run left there (a link where a mount point
   // goes, say) carries over.
@@ -113,11 +170,32 @@ core::Result<core::Activation> Worker::Impl::activation(const ServerKey& key) {
   ec.clear();
   for (const auto& dir : {where.home, where.tmp}) {
     fs::create_directories(dir, ec);
+    if (ec) return core::fail(core::ErrorCode::kIo, ec.message());
     fs::permissions(dir, fs::perms::owner_all, ec);
+    if (ec) return core::fail(core::ErrorCode::kIo, ec.message());
+    if (runAs && ::lchown(dir.c_str(), runAs->uid, runAs->gid) != 0) {
+      return core::fail(core::ErrorCode::kIo, core::syscallMessage("lchown", dir, errno));
+    }
   }
-  if (ec) {
+  if (!runAs) return {};
+  // The folders between the state folder and these two: passable by the servers' group only.
+  for (fs::path dir = fs::path(where.home).parent_path();
+       dir.string().size() > options.stateDir.size() && dir.string().starts_with(options.stateDir);
+       dir = dir.parent_path()) {
+    if (auto given = giveGroup(dir.string(), *runAs); !given) return given;
+  }
+  return {};
+}
+
+core::Result<core::Activation> Worker::Impl::activation(const ServerKey& key) {
+  const auto found = served.find(key.ability);
+  if (found == served.end()) {
+    return core::fail(core::ErrorCode::kNotFound, "this sandbox does not run " + key.ability);
+  }
+  const ServerDirs where = dirs(key);
+  if (auto made = makeDirs(where); !made) {
     return core::fail(core::ErrorCode::kIo, "the sandbox could not make the folders of " +
-                                                key.text() + ": " + ec.message());
+                                                key.text() + ": " + made.error().message);
   }
   core::Activation made;
   made.ability = found->second.first;
@@ -150,6 +228,7 @@ core::Result<core::LaunchPlan> Worker::Impl::confined(const core::LaunchPlan& pl
   confinement.hidden.push_back(options.stateDir);
   confinement.nestedUserNamespaces = options.nestedUserNamespaces;
   confinement.egressSocket = egressSocket;
+  confinement.runAs = runAs;
   if (cgroups && (options.memoryBytes > 0 || options.pids > 0)) {
     groups.erase(key);
     auto group = cgroups->create("s" + std::to_string(nextGroup++),
@@ -212,7 +291,9 @@ void Worker::Impl::writeStatus() {
     std::ofstream out(temp, std::ios::trunc);
     out << status.dump() << '\n';
   }
+  // The servers' user may enter the state folder: it must not read who uses the worker.
   std::error_code ec;
+  fs::permissions(temp, fs::perms::owner_read | fs::perms::owner_write, ec);
   fs::rename(temp, path, ec);
 }
 
@@ -229,11 +310,22 @@ core::Result<std::unique_ptr<Worker>> Worker::create(asio::io_context& io, Worke
   }
   if (!options.runners) options.runners = core::RunnerContext::fromProcess({});
   if (options.kaja.empty()) options.kaja = fs::read_symlink("/proc/self/exe", ec).string();
-  Confinement probe;
+  std::optional<RunAs> runAs;
   if (options.isolate) {
-    if (auto bwrap = findBwrap(probe); !bwrap) return std::unexpected(bwrap.error());
+    auto bwrap = findBwrap(Confinement{});
+    if (!bwrap) return std::unexpected(bwrap.error());
+    auto who = resolveRunAs(options.runAs, ::geteuid());
+    if (!who) return std::unexpected(who.error());
+    runAs = *who;
+    if (runAs) {
+      if (auto opened = openStateDir(options.stateDir, *runAs, {options.kaja, *bwrap}); !opened) {
+        return std::unexpected(opened.error());
+      }
+      keepReachable(options.readOnly, *runAs, options.log);
+    }
   }
   auto impl = std::make_unique<Impl>(io, std::move(options));
+  impl->runAs = runAs;
   if (impl->options.isolate && (impl->options.memoryBytes > 0 || impl->options.pids > 0)) {
     auto tree = CgroupTree::open("kaja-sandbox-" + std::to_string(::getpid()));
     if (tree) {
@@ -263,6 +355,7 @@ core::Result<std::unique_ptr<Worker>> Worker::create(asio::io_context& io, Worke
     EgressOptions egress;
     egress.socketPath = impl->options.stateDir + "/egress.sock";
     egress.allowPrivate = impl->options.allowPrivate;
+    egress.socketOwner = impl->runAs;
     egress.log = impl->options.log;
     auto proxy = EgressProxy::create(io, std::move(egress));
     if (!proxy) return std::unexpected(proxy.error());

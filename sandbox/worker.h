@@ -60,6 +60,11 @@ struct WorkerOptions {
   /// Without it they have no network at all.
   bool egress = true;
   std::vector<Cidr> allowPrivate;  ///< private ranges the operator lets servers reach
+  /// Whom a root worker's confined servers run as (resolveRunAs, run_as.h): a user name or
+  /// UID[:GID]; "" is nobody for a root worker and the worker itself otherwise. Root is
+  /// refused. Their home and tmp folders and the egress socket become that user's; the
+  /// state folder becomes 0710 with that user's group, so it can reach them and no more.
+  std::string runAs;
   std::chrono::milliseconds connectTimeout{std::chrono::seconds(30)};
   std::chrono::milliseconds callTimeout{std::chrono::minutes(10)};
   std::function<void(const std::string&)> log;

@@ -35,6 +35,8 @@ class SandboxCli {
                "auth = { type = \"apiKey\", in = \"env\", name = \"API_KEY\" }\n");
     key = root.write("worker.key", std::string(32, 'q'));
     ::chmod(key.c_str(), 0600);
+    // A root worker runs its servers as nobody, who must pass through to their homes.
+    ::chmod(root.path().c_str(), 0711);
   }
   ~SandboxCli() {
     for (const pid_t pid : processesTagged(tag)) ::kill(pid, SIGKILL);

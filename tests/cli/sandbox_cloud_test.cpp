@@ -145,6 +145,8 @@ class SandboxCloudTest : public ::testing::Test {
     state_ = root_.path() + "/worker-state";
     keyFile_ = root_.write("worker.key", std::string(48, 'w'));
     ::chmod(keyFile_.c_str(), 0600);
+    // A root worker runs its servers as nobody, who must pass through to their homes.
+    ::chmod(root_.path().c_str(), 0711);
     const std::string server =
         "command = \"node\"\nargs = [\"" + kEverything + "\", \"stdio\"]\napproval = \"never\"\n";
     const std::string listed = "tools = [\"echo\", \"get-env\", \"get-sum\"]\n";

@@ -26,13 +26,14 @@ TEST(SandboxWorkerChromeTest, ChromeDevtoolsMcpLoadsThePublicPageAndIsRefusedThe
   if (!std::filesystem::exists(kChromium)) GTEST_SKIP() << "Debian's chromium is not installed";
   if (!std::filesystem::exists(server)) GTEST_SKIP() << "tests/npm is not installed";
   kaja::testing::TempDir dir;
-  // As root, Chrome will not start its own sandbox; the worker's confinement is the one
-  // that counts here. --no-page-id-routing lets each call act on the selected page.
+  // The root worker runs the server as nobody, so Chrome starts its own sandbox inside the
+  // worker's confinement (as root it would refuse to without --no-sandbox).
+  // --no-page-id-routing lets each call act on the selected page.
   dir.write("market/abilities/browser/mcp.toml",
             "command = \"node\"\nargs = [\"" + server +
                 "\", \"--headless\", \"--isolated\", \"--executablePath=" + kChromium +
                 "\", \"--no-usage-statistics\", \"--no-performance-crux\", "
-                "\"--no-page-id-routing\", \"--chromeArg=--no-sandbox\"]\n"
+                "\"--no-page-id-routing\"]\n"
                 "env = { CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS = \"1\" }\n"
                 "tools = [\"navigate_page\", \"take_snapshot\"]\n");
   const std::string key = dir.write("key", std::string(32, 'c'));

@@ -4,6 +4,7 @@
 // resolve through a private /etc/hosts, and the real worker serves the lab's marketplace.
 #pragma once
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <map>
@@ -86,6 +87,9 @@ inline LabResult runWorkerLab(const kaja::testing::TempDir& dir, const std::stri
                               const std::vector<std::string>& workerArgs = {}) {
   std::string words;
   for (const auto& arg : workerArgs) words += (words.empty() ? "" : " ") + arg;
+  // The worker runs as root here, and its servers as nobody, who must pass through `dir` to
+  // their homes, the egress socket and the marketplace.
+  ::chmod(dir.path().c_str(), 0711);
   dir.write("hosts",
             "127.0.0.1 localhost\n93.184.216.34 public.example\n10.0.0.5 private.example\n"
             "93.184.216.34 mixed.example\n10.0.0.5 mixed.example\n");

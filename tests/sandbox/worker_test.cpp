@@ -49,6 +49,9 @@ class WorkerHarness {
                          bool shared = false, bool isolate = false) {
     WorkerOptions options;
     options.isolate = isolate;
+    // A root worker's confined servers run as nobody, who must pass through to their homes.
+    std::filesystem::permissions(
+        dir.path(), std::filesystem::perms::owner_all | std::filesystem::perms::others_exec);
     options.kaja = std::string(KAJA_BIN_DIR) + "/kaja";
     options.keyFile = dir.write("key", std::string(32, 'k'));
     options.key.bytes = std::string(32, 'k');
