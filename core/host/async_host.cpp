@@ -173,6 +173,7 @@ struct AsyncHost::Impl {
         report.serverName = connection->client->serverInfo().name;
       }
       connections[attempt->name] = connection;
+      closedWhy.erase(attempt->name);
       if (options.events.connected) options.events.connected(report);
       finishOne(batch);
       return;
@@ -229,6 +230,7 @@ struct AsyncHost::Impl {
       auto it = connections.find(name);
       if (alive && it != connections.end() && it->second == alive) {
         connections.erase(it);
+        closedWhy[name] = error;
         warn(name + " disconnected: " + error.describe());
         if (options.events.disconnected) options.events.disconnected(name, error);
       }
@@ -397,9 +399,19 @@ struct AsyncHost::Impl {
     return it == connections.end() ? nullptr : it->second->client.get();
   }
 
+  /// The error for a request to `ability` while it is not connected: why its connection
+  /// ended, when it ended by itself, so that the reason is not lost to a race.
+  [[nodiscard]] Error notConnected(const std::string& ability) const {
+    auto why = closedWhy.find(ability);
+    if (why == closedWhy.end()) return Error{ErrorCode::kConnect, "is not connected", ability, {}};
+    return Error{ErrorCode::kConnect, "is not connected: " + why->second.message, ability,
+                 why->second.detail};
+  }
+
   HostOptions options;
   asio::io_context& io;
   std::map<std::string, std::shared_ptr<Connection>> connections;
+  std::map<std::string, Error> closedWhy;  ///< why each connection that ended by itself did
 };
 
 AsyncHost::AsyncHost(asio::io_context& io, HostOptions options)
@@ -440,8 +452,8 @@ HostCall AsyncHost::callTool(const std::string& ability, const std::string& tool
                              std::function<void(Result<mcp::ToolResult>)> done) {
   mcp::Client* client = impl_->client(ability);
   if (client == nullptr) {
-    asio::post(impl_->io, [done = std::move(done), ability] {
-      done(fail(ErrorCode::kConnect, "is not connected", ability));
+    asio::post(impl_->io, [done = std::move(done), why = impl_->notConnected(ability)] {
+      done(std::unexpected(why));
     });
     return {ability, 0};
   }
@@ -458,8 +470,8 @@ HostCall AsyncHost::request(const std::string& ability, const std::string& metho
                             std::function<void(const mcp::Progress&)> onProgress) {
   mcp::Client* client = impl_->client(ability);
   if (client == nullptr) {
-    asio::post(impl_->io, [done = std::move(done), ability] {
-      done(fail(ErrorCode::kConnect, "is not connected", ability));
+    asio::post(impl_->io, [done = std::move(done), why = impl_->notConnected(ability)] {
+      done(std::unexpected(why));
     });
     return {ability, 0};
   }

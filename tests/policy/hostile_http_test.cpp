@@ -247,6 +247,10 @@ TEST_F(HostileHttpTest, PingFloodOpensFewConnectionsAndEndsTheConnection) {
       // One stream, the GET stream and four replies in flight, with room to spare; one
       // connection per reply reached thousands.
       EXPECT_LE(peak, 10) << what;
+      // On the listen stream the flood races the command: tools/list may be answered before
+      // kaja has seen enough pings. Whenever the command fails, it names the flood.
+      const bool racing = mode == "ping-flood-listen" && result.exitCode == 0;
+      if (racing) continue;
       if (command != Command::kDoctor) {
         EXPECT_THAT(result.err, HasSubstr("faster than kaja could answer")) << what;
       } else {
