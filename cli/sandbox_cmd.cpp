@@ -81,8 +81,7 @@ std::string defaultStateDir() {
 int runServeWorker(std::span<const std::string> args) {
   auto parsed = parseArgs(args, {"--shared"},
                           {"--listen", "--key-file", "--idle", "--state", "--max-servers",
-                           "--max-per-user", "--memory", "--pids", "--allow-private",
-                           "--run-as"});
+                           "--max-per-user", "--memory", "--pids", "--allow-private", "--run-as"});
   if (!parsed) return reportError(parsed.error());
   if (!parsed->positional.empty()) {
     printError("sandbox serve takes no arguments (kaja sandbox --help)");

@@ -101,7 +101,9 @@ TEST(HttpChecksTest, RequestMetaMustNameVersionAndCapabilities) {
 
 TEST(HttpChecksTest, OnlyCanonicalBase64SentinelsDecode) {
   EXPECT_EQ(decodeHeaderValue("=?base64?SGVsbG8=?="), "Hello");
-  EXPECT_EQ(decodeHeaderValue("=?base64?" "?="), "");
+  EXPECT_EQ(decodeHeaderValue("=?base64?"
+                              "?="),
+            "");
   EXPECT_EQ(decodeHeaderValue("=?base64?AA==?="), std::string(1, '\0'));
   // Without the exact wrapper a value is literal.
   EXPECT_EQ(decodeHeaderValue("SGVsbG8="), "SGVsbG8=");
