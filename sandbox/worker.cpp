@@ -308,6 +308,15 @@ core::Result<std::unique_ptr<Worker>> Worker::create(asio::io_context& io, Worke
     return core::fail(core::ErrorCode::kIo, "cannot make the sandbox state folder " +
                                                 options.stateDir + ": " + ec.message());
   }
+  // A turn lives only as long as the worker that ran it: the homes of turns an earlier run
+  // did not end (it crashed or was stopped) are removed, so that no login outlives its
+  // turn, even when a later turn reuses the id. Users' own homes are kept.
+  fs::remove_all(options.stateDir + "/turns", ec);
+  if (ec) {
+    return core::fail(core::ErrorCode::kIo,
+                      "cannot remove the turn folders an earlier run left in " + options.stateDir +
+                          ": " + ec.message());
+  }
   if (!options.runners) options.runners = core::RunnerContext::fromProcess({});
   if (options.kaja.empty()) options.kaja = fs::read_symlink("/proc/self/exe", ec).string();
   std::optional<RunAs> runAs;
