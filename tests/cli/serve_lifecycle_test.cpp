@@ -16,20 +16,11 @@ namespace kaja::cli {
 namespace {
 
 using nlohmann::json;
+using testing::eventually;
 using ::testing::HasSubstr;
 
 json request(const json& id, const std::string& method, const json& params = json::object()) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
-}
-
-template <typename Check>
-bool eventually(Check check, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (check()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return check();
 }
 
 class ServeLifecycleTest : public ::testing::Test {

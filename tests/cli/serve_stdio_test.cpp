@@ -15,6 +15,7 @@ namespace kaja::cli {
 namespace {
 
 using nlohmann::json;
+using testing::eventually;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
@@ -26,17 +27,6 @@ std::vector<std::string> toolNames(const json& answer) {
   std::vector<std::string> names;
   for (const auto& tool : answer["result"]["tools"]) names.push_back(tool["name"]);
   return names;
-}
-
-// Waits up to `seconds` for `check` to hold.
-template <typename Check>
-bool eventually(Check check, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (check()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return check();
 }
 
 class ServeStdioTest : public ::testing::Test {

@@ -23,6 +23,17 @@
 
 namespace kaja::testing {
 
+/// Waits up to `seconds` for `check` to hold; returns whether it did.
+template <typename Check>
+bool eventually(Check check, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (check()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return check();
+}
+
 /// Returns the pids of live processes whose environment or argv holds `tag`.
 inline std::vector<pid_t> processesTagged(const std::string& tag) {
   std::vector<pid_t> found;

@@ -14,10 +14,9 @@
 namespace kaja::sandbox {
 namespace {
 
-TEST(SandboxWorkerEgressTest, ServersReachPublicAddressesOnlyAndOnlyThroughTheProxy) {
-  if (const std::string why = worker_lab::labUnavailable(); !why.empty()) GTEST_SKIP() << why;
-  kaja::testing::TempDir dir;
-  // The server's script lives beside its manifest, where a confined server may read it.
+// Writes the probe ability and the worker's key into `dir`. The server's script lives
+// beside its manifest, where a confined server may read it.
+void writeProbe(const kaja::testing::TempDir& dir) {
   std::ifstream script(std::string(KAJA_SOURCE_DIR) + "/tests/servers/egress_probe_server.mjs");
   const std::string probe = dir.write("market/abilities/probe/server.mjs",
                                       std::string(std::istreambuf_iterator<char>(script), {}));
@@ -25,6 +24,12 @@ TEST(SandboxWorkerEgressTest, ServersReachPublicAddressesOnlyAndOnlyThroughThePr
             "command = \"node\"\nargs = [\"" + probe + "\"]\ntools = [\"fetch\", \"connect\"]\n");
   const std::string key = dir.write("key", std::string(32, 'e'));
   ::chmod(key.c_str(), 0600);
+}
+
+TEST(SandboxWorkerEgressTest, ServersReachPublicAddressesOnlyAndOnlyThroughTheProxy) {
+  if (const std::string why = worker_lab::labUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  kaja::testing::TempDir dir;
+  writeProbe(dir);
   const auto result =
       worker_lab::runWorkerLab(dir, "probe",
                                {{"public", "fetch", R"({"url":"http://93.184.216.34/"})"},
@@ -63,13 +68,7 @@ TEST(SandboxWorkerEgressTest, ServersReachPublicAddressesOnlyAndOnlyThroughThePr
 TEST(SandboxWorkerEgressTest, AllowPrivateOpensItsRangeOnlyThroughTheProxy) {
   if (const std::string why = worker_lab::labUnavailable(); !why.empty()) GTEST_SKIP() << why;
   kaja::testing::TempDir dir;
-  std::ifstream script(std::string(KAJA_SOURCE_DIR) + "/tests/servers/egress_probe_server.mjs");
-  const std::string probe = dir.write("market/abilities/probe/server.mjs",
-                                      std::string(std::istreambuf_iterator<char>(script), {}));
-  dir.write("market/abilities/probe/mcp.toml",
-            "command = \"node\"\nargs = [\"" + probe + "\"]\ntools = [\"fetch\", \"connect\"]\n");
-  const std::string key = dir.write("key", std::string(32, 'e'));
-  ::chmod(key.c_str(), 0600);
+  writeProbe(dir);
   const auto result = worker_lab::runWorkerLab(
       dir, "probe",
       {{"private", "fetch", R"({"url":"http://10.0.0.5/"})"},
