@@ -41,11 +41,18 @@ Gateway::Impl::Impl(boost::asio::io_context& context, GatewayOptions opts)
       rebuildCatalog();
       return;
     }
-    catalog->clearTools(ability);
-    log(ability + " stopped: " + why.describe());
+    // A keep-alive server is started again; its last tools stay listed meanwhile, and a
+    // call made before it is back waits for it.
+    log(ability + " stopped: " + why.describe() + "; kaja starts it again");
     failures[ability] = why.describe();
+    const bool known = cached.contains(ability);
+    if (known) {
+      rebuildCatalog();
+    } else {
+      catalog->clearTools(ability);
+    }
     scheduleRetry();
-    broadcast({{"method", "notifications/tools/list_changed"}});
+    if (!known) broadcast({{"method", "notifications/tools/list_changed"}});
   };
   hostOptions.events.notification = [this](const std::string& ability,
                                            const mcp::Notification& notification) {

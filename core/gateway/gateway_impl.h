@@ -72,6 +72,8 @@ struct Gateway::Impl : std::enable_shared_from_this<Gateway::Impl> {
   /// any of them runs.
   void checkIdle();
   void scheduleIdleCheck();
+  /// Returns true when a live client holds a resource subscription `ability` serves.
+  [[nodiscard]] bool subscribed(const std::string& ability) const;
   /// Returns "ready", "connecting", "idle" or "failed: why" for `ability`.
   [[nodiscard]] std::string stateOf(const std::string& ability) const;
   /// Stores a connected server's tools in the metadata cache.

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/gateway/gateway_impl.h"
+#include "core/gateway/gateway_session.h"
 
 namespace kaja::core::gateway {
 
@@ -176,7 +177,7 @@ void Gateway::Impl::checkIdle() {
     const bool idle =
         activation != nullptr && activation->ability.lifecycle != Lifecycle::kKeepAlive &&
         host->serverInfo(name) != nullptr && !busy.contains(name) && !waiters.contains(name) &&
-        used != lastUsed.end() &&
+        !subscribed(name) && used != lastUsed.end() &&
         now - used->second >= std::chrono::seconds(activation->ability.idleTimeoutSeconds);
     if (!idle) {
       ++it;
@@ -191,12 +192,21 @@ void Gateway::Impl::checkIdle() {
   if (changed) activateWanted();
 }
 
+bool Gateway::Impl::subscribed(const std::string& ability) const {
+  return std::ranges::any_of(sessions, [&](const std::weak_ptr<GatewaySession>& weak) {
+    auto session = weak.lock();
+    return session && session->subscribesTo(ability);
+  });
+}
+
 std::string Gateway::Impl::stateOf(const std::string& ability) const {
   if (auto tools = host->tools(ability)) {
     return "ready, " + std::to_string(tools->size()) + " tools";
   }
   if (connecting.contains(ability)) return "connecting";
-  if (auto why = failures.find(ability); why != failures.end()) return "failed: " + why->second;
+  if (auto why = failures.find(ability); why != failures.end()) {
+    return (wanted.contains(ability) ? "failed, starting again: " : "failed: ") + why->second;
+  }
   const Activation* activation = activationOf(ability);
   if (activation == nullptr) return "not running";
   std::string text = std::string("idle (") + toString(activation->ability.lifecycle) + ")";

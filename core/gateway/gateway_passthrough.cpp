@@ -181,7 +181,7 @@ void GatewaySession::forward(const mcp::Request& request) {
     const bool cancelled = it != self->inFlight_.end() && it->second.cancelled;
     if (it != self->inFlight_.end()) self->inFlight_.erase(it);
     // This client alone gets the updates of what it subscribed to.
-    if (result && method == "resources/subscribe") self->subscribed_.insert(uri);
+    if (result && method == "resources/subscribe") self->subscribed_[uri] = ability;
     if (result && method == "resources/unsubscribe") self->subscribed_.erase(uri);
     if (!cancelled) self->respond(id, std::move(result));
   };

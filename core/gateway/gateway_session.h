@@ -1,6 +1,7 @@
 #pragma once
 // One client's session with the gateway. Included by gateway*.cpp only.
 
+#include <algorithm>
 #include <boost/asio/steady_timer.hpp>
 #include <map>
 #include <memory>
@@ -58,6 +59,12 @@ class GatewaySession final : public server::Session,
   /// Returns true when the client subscribed to updates of `uri`.
   [[nodiscard]] bool subscribedTo(const std::string& uri) const {
     return subscribed_.contains(uri);
+  }
+  /// Returns true when the client holds a subscription served by `ability`, which keeps
+  /// that server from being stopped for idleness.
+  [[nodiscard]] bool subscribesTo(const std::string& ability) const {
+    return std::ranges::any_of(subscribed_,
+                               [&](const auto& entry) { return entry.second == ability; });
   }
   /// Passes a change notification (tools, prompts or resources list_changed, or
   /// resources/updated) to a 2026-07-28 client's subscriptions/listen stream, tagged with its
@@ -123,8 +130,9 @@ class GatewaySession final : public server::Session,
   std::map<std::string, InFlight> inFlight_;  ///< by the client's request id, as JSON text
   std::int64_t nextId_ = 1;
   std::map<std::int64_t, Asked> asked_;  ///< requests kaja sent the client
-  std::set<std::string> subscribed_;     ///< resource URIs the client subscribed to
-  std::optional<Listening> listening_;   ///< a 2026-07-28 client's open listen stream
+  /// Resource URIs the client subscribed to, with the ability that serves each.
+  std::map<std::string, std::string> subscribed_;
+  std::optional<Listening> listening_;  ///< a 2026-07-28 client's open listen stream
 };
 
 /// Returns a progress callback that passes a server's progress on to `session`'s client as

@@ -1,10 +1,13 @@
 #include "core/gateway/metadata_cache.h"
 
+#include <fcntl.h>
 #include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
 #include <filesystem>
-#include <fstream>
+#include <set>
 
 #include "core/util/sys.h"
 
@@ -28,6 +31,31 @@ std::string sha256Hex(const std::string& text) {
     out += kHex[digest[i] & 0xf];
   }
   return out;
+}
+
+// The largest entry kaja reads; a server's tool list is far smaller.
+constexpr std::size_t kMaxEntryBytes = std::size_t{8} * 1024 * 1024;
+
+// Reads a cache entry that is a regular file of at most kMaxEntryBytes; nullopt for
+// anything else (a folder, a FIFO, a device, a link to one), without blocking or throwing.
+std::optional<std::string> readEntry(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+  if (fd < 0) return std::nullopt;
+  struct stat info {};
+  std::optional<std::string> text;
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
+      static_cast<std::size_t>(info.st_size) <= kMaxEntryBytes) {
+    std::string buffer(static_cast<std::size_t>(info.st_size), '\0');
+    std::size_t got = 0;
+    while (got < buffer.size()) {
+      const ssize_t n = ::read(fd, buffer.data() + got, buffer.size() - got);
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    if (got == buffer.size()) text = std::move(buffer);
+  }
+  ::close(fd);
+  return text;
 }
 
 std::int64_t unixNow() {
@@ -74,7 +102,11 @@ std::string MetadataCache::keyOf(const Activation& activation) {
   if (resolution.launch) {
     what["argv"] = resolution.launch->argv;
     Json env = Json::array();
-    for (const auto& var : resolution.launch->env) env.push_back({var.name, var.value});
+    // PATH differs between the terminals and apps that start kaja, and says where programs
+    // are found, not what the server offers: it would make every client miss the cache.
+    for (const auto& var : resolution.launch->env) {
+      if (var.name != "PATH") env.push_back({var.name, var.value});
+    }
     what["env"] = std::move(env);
   }
   if (resolution.remote) {
@@ -91,9 +123,9 @@ std::string MetadataCache::fileOf(const Activation& activation) const {
 
 std::optional<CachedMetadata> MetadataCache::load(const Activation& activation) const {
   if (dir_.empty()) return std::nullopt;
-  std::ifstream in(fileOf(activation), std::ios::binary);
-  if (!in) return std::nullopt;
-  const Json file = Json::parse(in, nullptr, false);
+  const auto text = readEntry(fileOf(activation));
+  if (!text) return std::nullopt;
+  const Json file = Json::parse(*text, nullptr, false);
   if (!file.is_object() || file.value("format", 0) != kFormat ||
       file.value("key", std::string()) != keyOf(activation) || !file.contains("tools") ||
       !file["tools"].is_array() || !file.contains("savedAt") ||
@@ -104,12 +136,19 @@ std::optional<CachedMetadata> MetadataCache::load(const Activation& activation) 
   CachedMetadata entry;
   entry.savedAt = file["savedAt"].get<std::int64_t>();
   entry.ttlSeconds = file["ttlSeconds"].get<std::int64_t>();
+  // kaja writes the time it saved and its own TTL; an entry from the future, or that claims
+  // a longer life, was written by someone else.
+  if (entry.savedAt > unixNow() + 60 || entry.ttlSeconds < 0 ||
+      entry.ttlSeconds > kMetadataTtl.count()) {
+    return std::nullopt;
+  }
   auto server = serverFromJson(file.value("server", Json()));
   if (!server) return std::nullopt;
   entry.server = std::move(*server);
+  std::set<std::string> names;
   for (const Json& raw : file["tools"]) {
     auto tool = mcp::Tool::fromJson(raw);
-    if (!tool) return std::nullopt;
+    if (!tool || tool->name.empty() || !names.insert(tool->name).second) return std::nullopt;
     entry.tools.push_back(std::move(*tool));
   }
   return entry;
@@ -127,6 +166,13 @@ Result<void> MetadataCache::save(const Activation& activation, const mcp::Server
                 dir_);
   }
   const std::string file = fileOf(activation);
+  // Something other than a file where the entry goes (a folder, a FIFO, a link) is cleared
+  // away, so that it cannot block the cache for good.
+  if (const auto status = fs::symlink_status(file, ec);
+      !ec && fs::exists(status) && !fs::is_regular_file(status)) {
+    fs::remove_all(file, ec);
+  }
+  ec.clear();
   Json list = Json::array();
   for (const mcp::Tool& tool : tools) list.push_back(tool.raw.is_object() ? tool.raw : Json());
   const Json entry = {{"format", kFormat},

@@ -139,6 +139,27 @@ TEST_F(ServeLifecycleTest, AnIdleServerStopsAndStartsAgainButNeverDuringACall) {
   EXPECT_THAT((*again)["result"].dump(), HasSubstr("again"));
 }
 
+TEST_F(ServeLifecycleTest, AResourceSubscriptionKeepsALazyServerRunning) {
+  auto kaja = env_.serve({"--persona", "lazyone"});
+  ASSERT_FALSE(kaja->initialize().is_null()) << env_.serveErrors();
+  kaja->send(request(1, "resources/list"));
+  auto listed = kaja->answer(1, 30);
+  ASSERT_TRUE(listed && (*listed)["result"]["resources"].size() > 0) << env_.serveErrors();
+  const std::string uri = (*listed)["result"]["resources"][0]["uri"];
+  kaja->send(request(2, "resources/subscribe", {{"uri", uri}}));
+  auto subscribed = kaja->answer(2, 30);
+  ASSERT_TRUE(subscribed && subscribed->contains("result")) << subscribed->dump();
+  const auto pids = env_.serverPids("lazy");
+  ASSERT_FALSE(pids.empty());
+  // idleTimeout is 2 s: a live subscription outlasts it.
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  EXPECT_EQ(env_.serverPids("lazy"), pids) << env_.serveErrors();
+  kaja->send(request(3, "resources/unsubscribe", {{"uri", uri}}));
+  ASSERT_TRUE(kaja->answer(3, 30));
+  EXPECT_TRUE(eventually([&] { return env_.serverPids("lazy").empty(); }, 10))
+      << env_.serveErrors();
+}
+
 TEST_F(ServeLifecycleTest, AKeepAliveServerComesBackByItselfALazyOneOnUse) {
   auto kaja = env_.serve({"--persona", "pair", "--proxy"});
   ASSERT_FALSE(kaja->initialize().is_null()) << env_.serveErrors();
@@ -146,6 +167,19 @@ TEST_F(ServeLifecycleTest, AKeepAliveServerComesBackByItselfALazyOneOnUse) {
       [&] { return !env_.serverPids("lazy").empty() && !env_.serverPids("keeper").empty(); }, 30));
   for (const pid_t pid : env_.serverPids("keeper")) ::kill(pid, SIGKILL);
   for (const pid_t pid : env_.serverPids("lazy")) ::kill(pid, SIGKILL);
+  // A call made once kaja has seen the keep-alive server die waits for it to be back.
+  ASSERT_TRUE(eventually(
+      [&] { return env_.serveErrors().find("keeper stopped") != std::string::npos; }, 10))
+      << env_.serveErrors();
+  kaja->send(request(7, "tools/call",
+                     {{"name", "mcp"},
+                      {"arguments",
+                       {{"operation", "call"},
+                        {"name", "keeper__echo"},
+                        {"arguments", {{"message", "still here"}}}}}}));
+  auto kept = kaja->answer(7, 60);
+  ASSERT_TRUE(kept) << env_.serveErrors();
+  EXPECT_THAT((*kept)["result"].dump(), HasSubstr("still here")) << env_.serveErrors();
   EXPECT_TRUE(eventually([&] { return !env_.serverPids("keeper").empty(); }, 15))
       << env_.serveErrors();
   std::this_thread::sleep_for(std::chrono::seconds(1));

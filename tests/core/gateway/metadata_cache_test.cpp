@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "tests/support/temp_dir.h"
 
@@ -144,6 +145,60 @@ TEST(MetadataCacheTest, ADamagedOrForeignFileIsIgnoredNotTrustedInPart) {
   }
   EXPECT_FALSE(MetadataCache("").load(activation));
   EXPECT_TRUE(MetadataCache("").save(activation, someServer(), someTools()));
+}
+
+TEST(MetadataCacheTest, SomethingOtherThanAFileWhereTheEntryGoesIsSkippedThenReplaced) {
+  kaja::testing::TempDir dir;
+  MetadataCache cache(dir.path());
+  const auto activation = stdioActivation("files", {"node", "server.js"});
+  ASSERT_TRUE(cache.save(activation, someServer(), someTools()));
+  const std::string file = dir.path() + "/" + filesIn(dir.path())[0];
+  for (const char* kind : {"folder", "fifo", "link to a folder"}) {
+    fs::remove_all(file);
+    const std::string what = kind;
+    if (what == "folder") {
+      fs::create_directory(file);
+    } else if (what == "fifo") {
+      ASSERT_EQ(::mkfifo(file.c_str(), 0600), 0);
+    } else {
+      fs::create_directory_symlink(dir.path(), file);
+    }
+    // Neither blocks (a FIFO with no writer) nor throws.
+    EXPECT_FALSE(cache.load(activation)) << kind;
+    ASSERT_TRUE(cache.save(activation, someServer(), someTools())) << kind;
+    EXPECT_TRUE(cache.load(activation)) << kind;
+  }
+  EXPECT_TRUE(fs::is_directory(dir.path()));
+}
+
+TEST(MetadataCacheTest, PlantedEntriesThatKajaNeverWritesAreIgnored) {
+  kaja::testing::TempDir dir;
+  MetadataCache cache(dir.path());
+  const auto activation = stdioActivation("files", {"node", "server.js"});
+  ASSERT_TRUE(cache.save(activation, someServer(), someTools()));
+  const std::string file = dir.path() + "/" + filesIn(dir.path())[0];
+  std::ifstream in(file);
+  const Json good = Json::parse(in);
+  const std::vector<std::pair<std::string, std::function<void(Json&)>>> plants = {
+      {"saved in the future",
+       [](Json& j) { j["savedAt"] = j["savedAt"].get<std::int64_t>() + 86400; }},
+      {"a TTL past kaja's", [](Json& j) { j["ttlSeconds"] = std::int64_t{1} << 40; }},
+      {"a negative TTL", [](Json& j) { j["ttlSeconds"] = -1; }},
+      {"one tool twice", [](Json& j) { j["tools"].push_back(j["tools"][0]); }},
+      {"an empty tool name", [](Json& j) { j["tools"][0]["name"] = ""; }},
+  };
+  for (const auto& [what, plant] : plants) {
+    Json bad = good;
+    plant(bad);
+    std::ofstream(file, std::ios::trunc) << bad.dump();
+    EXPECT_FALSE(cache.load(activation)) << what;
+  }
+}
+
+TEST(MetadataCacheTest, ThePathOfTheProcessThatStartedKajaIsNotPartOfTheKey) {
+  const auto terminal = stdioActivation("files", {"node", "s.js"}, {{"PATH", "/usr/bin:/bin"}});
+  const auto app = stdioActivation("files", {"node", "s.js"}, {{"PATH", "/opt/x/bin:/usr/bin"}});
+  EXPECT_EQ(MetadataCache::keyOf(terminal), MetadataCache::keyOf(app));
 }
 
 }  // namespace
