@@ -12,12 +12,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::int64_t unixNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 const Activation* Gateway::Impl::activationOf(const std::string& ability) const {
@@ -31,7 +25,7 @@ void Gateway::Impl::planWanted() {
   std::set<std::string> next;
   cached.clear();
   refreshing.clear();
-  const auto now = unixNow();
+  const auto now = unixSeconds();
   for (const auto& activation : config.activations) {
     const std::string& name = activation.ability.name;
     auto entry = cache.load(activation);
@@ -226,7 +220,7 @@ void Gateway::Impl::remember(const std::string& ability, const std::vector<mcp::
   CachedMetadata entry;
   entry.tools = tools;
   entry.server = *info;
-  entry.savedAt = unixNow();
+  entry.savedAt = unixSeconds();
   entry.ttlSeconds = kMetadataTtl.count();
   cached[ability] = std::move(entry);
   lastUsed[ability] = Clock::now();

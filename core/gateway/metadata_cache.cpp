@@ -58,12 +58,6 @@ std::optional<std::string> readEntry(const std::string& path) {
   return text;
 }
 
-std::int64_t unixNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 Json serverToJson(const mcp::ServerInfo& server) {
   return {{"name", server.name},
           {"version", server.version},
@@ -94,6 +88,12 @@ std::optional<mcp::ServerInfo> serverFromJson(const Json& value) {
 }
 
 }  // namespace
+
+std::int64_t unixSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 std::string MetadataCache::keyOf(const Activation& activation) {
   Json what = {{"ability", activation.ability.name},
@@ -138,7 +138,7 @@ std::optional<CachedMetadata> MetadataCache::load(const Activation& activation) 
   entry.ttlSeconds = file["ttlSeconds"].get<std::int64_t>();
   // kaja writes the time it saved and its own TTL; an entry from the future, or that claims
   // a longer life, was written by someone else.
-  if (entry.savedAt > unixNow() + 60 || entry.ttlSeconds < 0 ||
+  if (entry.savedAt > unixSeconds() + 60 || entry.ttlSeconds < 0 ||
       entry.ttlSeconds > kMetadataTtl.count()) {
     return std::nullopt;
   }
@@ -178,7 +178,7 @@ Result<void> MetadataCache::save(const Activation& activation, const mcp::Server
   const Json entry = {{"format", kFormat},
                       {"key", keyOf(activation)},
                       {"ability", activation.ability.name},
-                      {"savedAt", unixNow()},
+                      {"savedAt", unixSeconds()},
                       {"ttlSeconds", kMetadataTtl.count()},
                       {"server", serverToJson(server)},
                       {"tools", std::move(list)}};

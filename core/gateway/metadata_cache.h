@@ -18,6 +18,9 @@ namespace kaja::core::gateway {
 /// no TTL of their own.
 inline constexpr std::chrono::seconds kMetadataTtl{std::chrono::hours(24 * 7)};
 
+/// Returns the time now, in Unix seconds, as entries record it.
+std::int64_t unixSeconds();
+
 /// One ability's cached metadata.
 struct CachedMetadata {
   std::vector<mcp::Tool> tools;
