@@ -38,5 +38,10 @@ int runConfig(std::span<const std::string> args);
 int runKey(std::span<const std::string> args);
 int runServe(std::span<const std::string> args);
 int runSandbox(std::span<const std::string> args);
+int runDocker(std::span<const std::string> args);
+int runHelp(std::span<const std::string> args);
+int runCompletion(std::span<const std::string> args);
+/// `kaja __complete WORD…`: prints the completions of the last word, one per line.
+int runComplete(std::span<const std::string> args);
 
 }  // namespace kaja::cli

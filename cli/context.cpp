@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/output.h"
+#include "personas/docker_mounts.h"
 #include "sandbox/token.h"
 
 namespace kaja::cli {
@@ -82,6 +83,13 @@ std::vector<std::string> Context::toolDirs() const {
 
 core::Result<core::RunnerContext> Context::runners() const {
   core::RunnerContext runners = core::RunnerContext::fromProcess(toolDirs());
+  for (const auto& record : catalog.abilities()) {
+    if (!record.ability || !record.ability->package || !record.ability->package->docker) continue;
+    auto plan = personas::planDockerMounts(catalog, core::homeDir(), record.name);
+    for (const auto& mount : plan.mounts) {
+      runners.dockerVolumes[record.name].push_back(personas::volumeOf(mount));
+    }
+  }
   if (!config.sandbox) return runners;
   const core::SandboxSettings& settings = *config.sandbox;
   core::SandboxTarget target{settings.url, settings.user, "", settings.shared, config.file, {}};

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/help.h"
 #include "cli/output.h"
 #include "core/manifest/field_reader.h"
 #include "core/process/guardian.h"
@@ -146,30 +147,35 @@ constexpr Command kCommands[] = {
      "                      (name, UID or UID:GID; default nobody); root is refused. The\n"
      "                      user must reach --state: as root, use e.g. /var/lib/kaja-sandbox\n",
      runSandbox},
+    {"docker", "docker mounts [--json]",
+     "print the docker run -v arguments for the personas' folders",
+     "Prints one `-v PATH:PATH` argument for every folder that any persona gives any\n"
+     "ability, so that kaja run in a container (docker/kaja.Dockerfile) sees each folder at\n"
+     "its own path, as its personas name it. A folder is mounted read-only (`:ro`) only when\n"
+     "every persona that names it marks it read-only. Symlinks are resolved first. Abilities\n"
+     "that kaja itself runs with `docker run` get their folders mounted the same way.\n\n"
+     "A folder that does not exist is skipped with a warning. A folder whose path holds a\n"
+     "':' or a ',' cannot be written as -v: it is named on stderr with the --mount form to\n"
+     "use instead, and the exit status is 1.\n\n"
+     "Example:\n"
+     "  docker run -d -p 127.0.0.1:8931:8931 $(kaja docker mounts) kaja-gateway\n\n"
+     "Options:\n  --json    print {\"mounts\", \"args\", \"warnings\", \"refused\"} instead\n",
+     runDocker},
+    {"completion", "completion bash|zsh|fish", "print a shell completion script",
+     "Prints the completion script for SHELL. It completes commands, their options, and the\n"
+     "names of abilities, personas and (once `kaja serve` has listed them) tools; where\n"
+     "a file is wanted it offers files. Installed packages put these scripts where each\n"
+     "shell finds them; to use one by hand:\n"
+     "  bash  add `source <(kaja completion bash)` to ~/.bashrc\n"
+     "  zsh   add `source <(kaja completion zsh)` to ~/.zshrc (after compinit)\n"
+     "  fish  kaja completion fish > ~/.config/fish/completions/kaja.fish\n",
+     runCompletion},
+    {"help", "help [COMMAND] | help --man", "show the help of kaja or of one command",
+     "kaja help           the list of commands, as kaja --help\n"
+     "kaja help COMMAND   the full help of COMMAND, as kaja COMMAND --help\n"
+     "kaja help --man     this whole help as the man page kaja(1), in roff\n",
+     runHelp},
 };
-
-void printUsage(std::FILE* out) {
-  std::fprintf(out,
-               "kaja %s: runs MCP servers (abilities) for agents, behind a policy.\n\n"
-               "Usage: kaja [--verbose] COMMAND [OPTIONS]\n\nCommands:\n",
-               KAJA_VERSION);
-  for (const auto& command : kCommands) {
-    std::fprintf(out, "  %-44.*s %.*s\n", static_cast<int>(command.synopsis.size()),
-                 command.synopsis.data(), static_cast<int>(command.summary.size()),
-                 command.summary.data());
-  }
-  std::fprintf(
-      out,
-      "\nEvery command takes --help. Colour is used only on a terminal, never with "
-      "NO_COLOR set.\n\nExit codes:\n"
-      "  0  done\n"
-      "  1  the work ran and failed (a tool returned an error, a check failed)\n"
-      "  2  usage or configuration error\n"
-      "  3  refused by a rule, or approval declined\n"
-      "  4  could not connect to a server\n"
-      "  130, 143, 129  stopped by SIGINT (Ctrl-C), SIGTERM or SIGHUP, after ending every\n"
-      "     server it started, with all their processes, and removing its temporary folders\n");
-}
 
 // How long servers get to exit on SIGTERM when kaja itself is told to stop.
 constexpr std::chrono::milliseconds kSignalGrace{300};
@@ -250,6 +256,10 @@ int main(int argc, char** argv) {
       (std::strcmp(argv[2], "enter") == 0 || std::strcmp(argv[2], "bridge") == 0)) {
     return runSandbox(std::vector<std::string>(argv + 2, argv + argc));
   }
+  // Completion runs on every Tab: it starts no server, so it needs no guard.
+  if (argc > 1 && std::strcmp(argv[1], "__complete") == 0) {
+    return runComplete(std::vector<std::string>(argv + 2, argv + argc));
+  }
   guardExit();
   std::vector<std::string> args(argv + 1, argv + argc);
   // Global flags may come before the command.
@@ -258,16 +268,10 @@ int main(int argc, char** argv) {
     options().verbose = true;
     ++first;
   }
-  if (first >= args.size() || args[first] == "--help" || args[first] == "-h" ||
-      args[first] == "help") {
+  if (first >= args.size() || args[first] == "--help" || args[first] == "-h") {
     bool asked = first < args.size();
-    if (asked && args[first] == "help" && first + 1 < args.size()) {
-      args.erase(args.begin() + static_cast<long>(first));
-      args.push_back("--help");
-    } else {
-      printUsage(asked ? stdout : stderr);
-      return asked ? kExitOk : kExitUsage;
-    }
+    printUsage(asked ? stdout : stderr);
+    return asked ? kExitOk : kExitUsage;
   }
   if (args[first] == "--version") {
     std::printf("kaja %s\n", KAJA_VERSION);
@@ -280,19 +284,12 @@ int main(int argc, char** argv) {
       if (arg == "--") break;  // what follows is another program's command line
       if (arg == "--verbose" || arg == "-v") options().verbose = true;
       if (arg == "--help" || arg == "-h") {
-        std::printf("Usage: kaja %.*s\n\n%.*s", static_cast<int>(command.synopsis.size()),
-                    command.synopsis.data(), static_cast<int>(command.help.size()),
-                    command.help.data());
+        printCommandHelp(command);
         return kExitOk;
       }
     }
     return finish(command.run(rest));
   }
-  std::string message = "unknown command \"" + args[first] + "\"";
-  std::string near =
-      kaja::core::nearestWord(args[first], {"doctor", "abilities", "tools", "call", "serve",
-                                            "personas", "persona", "config", "key", "sandbox"});
-  if (!near.empty()) message += "; did you mean \"" + near + "\"?";
-  printError(message + " (kaja --help lists the commands)");
+  printError(unknownCommand(args[first]));
   return kExitUsage;
 }

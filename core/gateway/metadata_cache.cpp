@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <filesystem>
 #include <set>
 
@@ -193,6 +195,39 @@ Result<void> MetadataCache::save(const Activation& activation, const mcp::Server
     }
   }
   return {};
+}
+
+std::vector<std::string> MetadataCache::toolNames(const std::string& ability) const {
+  std::vector<std::string> names;
+  if (dir_.empty() || ability.empty()) return names;
+  const std::string prefix = ability + "-";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    const std::string file = entry.path().filename().string();
+    if (!file.starts_with(prefix) || !file.ends_with(".json") ||
+        file.size() != prefix.size() + 32 + 5) {
+      continue;
+    }
+    const auto text = readEntry(entry.path().string());
+    if (!text) continue;
+    const Json parsed = Json::parse(*text, nullptr, false);
+    if (!parsed.is_object() || parsed.value("ability", std::string()) != ability ||
+        !parsed.contains("tools") || !parsed["tools"].is_array()) {
+      continue;
+    }
+    for (const Json& tool : parsed["tools"]) {
+      if (!tool.is_object() || !tool.contains("name") || !tool["name"].is_string()) continue;
+      const std::string name = tool["name"].get<std::string>();
+      const bool plain = !name.empty() && name.size() <= 128 &&
+                         std::all_of(name.begin(), name.end(), [](unsigned char c) {
+                           return std::isalnum(c) != 0 || c == '_' || c == '-' || c == '.';
+                         });
+      if (plain) names.push_back(name);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
 }
 
 }  // namespace kaja::core::gateway

@@ -53,6 +53,11 @@ class MetadataCache {
 
   [[nodiscard]] bool enabled() const { return !dir_.empty(); }
 
+  /// Returns the tool names last cached for `ability` under any configuration, for shell
+  /// completion: only names made of letters, digits, '_', '-' and '.', sorted; none when the
+  /// entry is missing or damaged.
+  [[nodiscard]] std::vector<std::string> toolNames(const std::string& ability) const;
+
  private:
   [[nodiscard]] std::string fileOf(const Activation& activation) const;
   std::string dir_;

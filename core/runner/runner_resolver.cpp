@@ -178,6 +178,14 @@ bool resolveStdio(const Ability& ability, const RunnerContext& context,
       plan.argv.push_back("-e");
       plan.argv.push_back(ability.auth->name);
     }
+    // The folders personas give it, at their own paths, so its roots mean the same inside.
+    if (auto volumes = context.dockerVolumes.find(ability.name);
+        volumes != context.dockerVolumes.end()) {
+      for (const auto& volume : volumes->second) {
+        plan.argv.push_back("-v");
+        plan.argv.push_back(volume);
+      }
+    }
     plan.argv.push_back(*ability.package->docker);
     for (auto& var : chosen->extraEnv) env.vars.push_back(var);
   }

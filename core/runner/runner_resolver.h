@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,9 @@ struct RunnerContext {
   /// When set, each stdio ability that cloudRefusal() allows runs in this worker instead of
   /// here.
   std::optional<SandboxTarget> sandbox;
+  /// For an ability run with `docker run`: the `-v` values of the folders personas give it,
+  /// each mounted at its own path (K25), keyed by the ability's name.
+  std::map<std::string, std::vector<std::string>> dockerVolumes;
 
   /// Returns the context for this process: its PATH, the tools folders given, its env.
   static RunnerContext fromProcess(const std::vector<std::string>& toolDirs);

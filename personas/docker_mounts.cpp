@@ -1,0 +1,102 @@
+#include "personas/docker_mounts.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "personas/persona_resolver.h"
+
+namespace kaja::personas {
+namespace {
+
+// What `-v SRC:DST[:OPTIONS]` cannot carry: its fields are split at ':', and a ',' would be
+// read as an option separator by `--mount` and by tools that turn one into the other.
+bool volumeCanCarry(const std::string& path) {
+  return std::none_of(path.begin(), path.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return c == ':' || c == ',' || byte < 0x20 || byte == 0x7F;
+  });
+}
+
+// The folder with control characters shown as escapes, for a message on one line.
+std::string printable(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7F) {
+      constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xF];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+struct Gathered {
+  bool readOnly = true;
+  std::set<std::string> personas;
+  std::set<std::string> abilities;
+};
+
+}  // namespace
+
+DockerMountPlan planDockerMounts(const marketplace::Catalog& catalog, const std::string& home,
+                                 const std::string& ability) {
+  DockerMountPlan plan;
+  std::map<std::string, Gathered> folders;
+  std::set<std::string> warned;
+  std::set<std::string> refused;
+  for (const auto& record : catalog.personas()) {
+    if (!record.persona) {
+      plan.warnings.push_back(
+          "persona \"" + record.name + "\" is broken, so its folders are not mounted: " +
+          record.error.message + (record.error.message.ends_with('.') ? "" : "."));
+      continue;
+    }
+    for (const auto& entry : record.persona->abilities) {
+      if (!ability.empty() && entry.ability != ability) continue;
+      for (const auto& root : entry.roots) {
+        auto resolved = resolveFolder(root.path, home);
+        std::error_code ec;
+        if (!resolved || !std::filesystem::is_directory(*resolved, ec)) {
+          if (warned.insert(root.path).second) {
+            plan.warnings.push_back("skipped " + printable(root.path) + " (persona \"" +
+                                    record.name + "\"): it is not an existing folder; create " +
+                                    "it, then run this again.");
+          }
+          continue;
+        }
+        if (!volumeCanCarry(*resolved)) {
+          if (refused.insert(*resolved).second) {
+            plan.refused.push_back(
+                "cannot mount " + printable(*resolved) + " (persona \"" + record.name +
+                "\") with -v: the path holds a ':', a ',' or a control character; mount it "
+                "with --mount type=bind,\"source=PATH\",\"target=PATH\" instead, or rename it.");
+          }
+          continue;
+        }
+        Gathered& gathered = folders[*resolved];
+        gathered.readOnly = gathered.readOnly && root.readOnly;
+        gathered.personas.insert(record.name);
+        gathered.abilities.insert(entry.ability);
+      }
+    }
+  }
+  for (auto& [path, gathered] : folders) {
+    plan.mounts.push_back({path,
+                           gathered.readOnly,
+                           {gathered.personas.begin(), gathered.personas.end()},
+                           {gathered.abilities.begin(), gathered.abilities.end()}});
+  }
+  return plan;
+}
+
+std::string volumeOf(const DockerMount& mount) {
+  return mount.path + ":" + mount.path + (mount.readOnly ? ":ro" : "");
+}
+
+}  // namespace kaja::personas
