@@ -38,5 +38,13 @@ int runConfig(std::span<const std::string> args);
 int runKey(std::span<const std::string> args);
 int runServe(std::span<const std::string> args);
 int runSandbox(std::span<const std::string> args);
+int runAdd(std::span<const std::string> args);
+int runAddJson(std::span<const std::string> args);
+int runGet(std::span<const std::string> args);
+int runRemove(std::span<const std::string> args);
+/// `persona new|add|remove|folder …`, which runPersona hands on.
+int runPersonaEdit(std::span<const std::string> args);
+int runEnable(std::span<const std::string> args);
+int runDisable(std::span<const std::string> args);
 
 }  // namespace kaja::cli

@@ -114,6 +114,7 @@ int runPersonas(std::span<const std::string> args) {
 }
 
 int runPersona(std::span<const std::string> args) {
+  if (!args.empty() && args[0] != "use" && !args[0].starts_with("-")) return runPersonaEdit(args);
   auto parsed = parseArgs(args, {});
   if (!parsed) return reportError(parsed.error());
   const auto& words = parsed->positional;
