@@ -185,6 +185,11 @@ int installDraft(const core::AbilityDraft& draft, bool force) {
                                             draft.name, text, force, saveKey);
   if (!written) return reportError(written.error());
   reportInstalled(*context, *written, plan->key.has_value());
+  if (plan->keyReference) {
+    printWarning(draft.name + "'s key was given as " + *plan->keyReference +
+                 ", which kaja does not expand; store the key itself with `kaja key set " +
+                 draft.name + "`");
+  }
   return kExitOk;
 }
 

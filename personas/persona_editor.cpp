@@ -11,6 +11,7 @@ namespace {
 
 std::vector<std::string_view> listedNames(const core::Persona& persona) {
   std::vector<std::string_view> names;
+  names.reserve(persona.abilities.size());
   for (const auto& entry : persona.abilities) names.push_back(entry.ability);
   return names;
 }

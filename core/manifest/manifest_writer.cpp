@@ -176,12 +176,18 @@ Result<AbilityPlan> planAbility(const AbilityDraft& draft) {
                                          "\" would be a second one after \"" + ability.auth->name +
                                          "\"; give only one secret value and leave the other out.");
     }
+    ability.auth = AuthSpec{in, name, prefix, false};
+    // A reference such as ${GITHUB_TOKEN} (as Claude Code's files hold) is no key: the
+    // ability waits for one from `kaja key set`.
+    if (key.find("${") != std::string::npos) {
+      plan.keyReference = key;
+      return {};
+    }
     if (auto ok = Secrets::checkKey(key); !ok) {
       return fail(ErrorCode::kUsage, "the value of \"" + name +
                                          "\" cannot be stored as a key: it is empty or holds a "
                                          "control character (a stray newline?).");
     }
-    ability.auth = AuthSpec{in, name, std::move(prefix), false};
     plan.key = std::move(key);
     return {};
   };

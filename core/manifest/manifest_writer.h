@@ -32,6 +32,9 @@ struct AbilityDraft {
 struct AbilityPlan {
   Ability ability;
   std::optional<std::string> key;
+  /// Set instead of `key` when the secret value was a `${VAR}` reference: the manifest
+  /// names the key, which the user stores with `kaja key set`.
+  std::optional<std::string> keyReference;
 };
 
 /// Returns true when an env var or header of this name carries a secret: its name holds
@@ -41,7 +44,8 @@ bool looksSecret(std::string_view name);
 
 /// Splits `draft`: a secret-looking env var becomes `auth = { in = "env" }` and a
 /// secret-looking header `auth = { in = "header" }` (an Authorization scheme such as
-/// "Bearer " becomes the prefix), each with its value as the key. Fails with one sentence
+/// "Bearer " becomes the prefix), each with its value as the key (unless the value is a
+/// `${VAR}` reference, which is no key: see keyReference). Fails with one sentence
 /// for a second secret (a manifest references one key) and for a header that is not a key
 /// (a manifest sends no other header).
 Result<AbilityPlan> planAbility(const AbilityDraft& draft);

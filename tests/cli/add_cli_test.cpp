@@ -140,6 +140,15 @@ TEST_F(AddCliTest, AddJsonTakesClaudeCodeEntries) {
   EXPECT_THAT(testing::readFile(manifest("fromjson")), Not(HasSubstr("ghp_x1")));
   EXPECT_THAT(testing::readFile(secretsFile()), HasSubstr("ghp_x1"));
 
+  // A ${VAR} reference is no key: the ability is off until one is stored.
+  auto referenced = kaja({"add-json", "jsonref",
+                          R"({"type": "http", "url": "http://127.0.0.1:9/mcp",
+                          "headers": {"Authorization": "Bearer ${API_TOKEN}"}})"});
+  ASSERT_EQ(referenced.exitCode, 0) << referenced.err;
+  EXPECT_THAT(referenced.err, HasSubstr("kaja key set jsonref"));
+  EXPECT_EQ(abilityRow("jsonref")["state"], "off");
+  EXPECT_THAT(testing::readFile(secretsFile()), Not(HasSubstr("API_TOKEN")));
+
   auto remote =
       kaja({"add-json", "jsonremote", R"({"type": "sse", "url": "http://127.0.0.1:9/sse"})"});
   ASSERT_EQ(remote.exitCode, 0) << remote.err;

@@ -76,6 +76,15 @@ TEST(ManifestWriterTest, SecretEnvAndHeadersBecomeTheKey) {
   EXPECT_EQ(plan->key, "abc def");
   EXPECT_EQ(plan->ability.auth->in, KeyPlacement::kHeader);
 
+  AbilityDraft reference{
+      .name = "g", .command = "/bin/cat", .env = {{"GITHUB_TOKEN", "${GITHUB_TOKEN}"}}};
+  auto referenced = planAbility(reference);
+  ASSERT_TRUE(referenced) << referenced.error().describe();
+  EXPECT_FALSE(referenced->key);
+  EXPECT_EQ(referenced->keyReference, "${GITHUB_TOKEN}");
+  EXPECT_EQ(referenced->ability.auth->name, "GITHUB_TOKEN");
+  EXPECT_TRUE(referenced->ability.env.empty());
+
   local.env.emplace_back("OTHER_TOKEN", "k2");
   auto two = planAbility(local);
   ASSERT_FALSE(two);
