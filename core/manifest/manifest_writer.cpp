@@ -176,7 +176,7 @@ Result<AbilityPlan> planAbility(const AbilityDraft& draft) {
                                          "\" would be a second one after \"" + ability.auth->name +
                                          "\"; give only one secret value and leave the other out.");
     }
-    ability.auth = AuthSpec{in, name, prefix, false};
+    ability.auth = AuthSpec{in, name, std::move(prefix), false};
     // A reference such as ${GITHUB_TOKEN} (as Claude Code's files hold) is no key: the
     // ability waits for one from `kaja key set`.
     if (key.find("${") != std::string::npos) {
