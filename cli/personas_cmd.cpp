@@ -119,7 +119,8 @@ int runPersona(std::span<const std::string> args) {
   if (!parsed) return reportError(parsed.error());
   const auto& words = parsed->positional;
   if (words.size() != 2 || words[0] != "use") {
-    printError("usage: kaja persona use NAME");
+    printError(
+        "usage: kaja persona use NAME (kaja persona --help shows new, add, remove and folder).");
     return kExitUsage;
   }
   if (!core::isValidName(words[1])) {
