@@ -43,5 +43,13 @@ int runHelp(std::span<const std::string> args);
 int runCompletion(std::span<const std::string> args);
 /// `kaja __complete WORD…`: prints the completions of the last word, one per line.
 int runComplete(std::span<const std::string> args);
+int runAdd(std::span<const std::string> args);
+int runAddJson(std::span<const std::string> args);
+int runGet(std::span<const std::string> args);
+int runRemove(std::span<const std::string> args);
+/// `persona new|add|remove|folder …`, which runPersona hands on.
+int runPersonaEdit(std::span<const std::string> args);
+int runEnable(std::span<const std::string> args);
+int runDisable(std::span<const std::string> args);
 
 }  // namespace kaja::cli

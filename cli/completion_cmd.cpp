@@ -64,17 +64,36 @@ struct Sources {
   std::function<Words(const std::string&)> tools;
 };
 
-// The options a command takes, read from its synopsis and help; `valued` gets those written
-// with a value (`--persona P`, `--timeout S`).
+// The options a command takes, read from its synopsis, the usage lines of its help
+// ("kaja key set NAME") and its option lines ("  --timeout S  give each…"); `valued` gets
+// those written with a value (`--persona P`, `--tools a,b`). Prose that mentions another
+// program's option is not read.
 Words optionsOf(const Command& command, std::set<std::string>& valued) {
-  static const std::regex option(R"((--[a-z][a-z0-9-]*)( [A-Z][A-Z0-9_:,.…]*\b)?)");
+  static const std::regex usage(R"((--[a-z][a-z0-9-]*)(?:[ =]([^\s\[\]|-][^\s\]]*))?)");
+  static const std::regex optionLine(R"(^\s+(--[a-z][a-z0-9-]*)(?:[ =]([^\s-]\S*))?)");
   std::set<std::string> all{"--help"};
-  for (std::string_view text : {command.synopsis, command.help}) {
-    std::string copy(text);
-    for (auto it = std::sregex_iterator(copy.begin(), copy.end(), option);
+  auto scan = [&](const std::string& text, const std::regex& pattern) {
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), pattern);
          it != std::sregex_iterator(); ++it) {
       all.insert((*it)[1].str());
       if ((*it)[2].matched) valued.insert((*it)[1].str());
+    }
+  };
+  scan(std::string(command.synopsis), usage);
+  std::string help(command.help);
+  size_t at = 0;
+  while (at < help.size()) {
+    size_t end = help.find('\n', at);
+    std::string line = help.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    at = end == std::string::npos ? help.size() : end + 1;
+    if (line.starts_with("kaja ")) scan(line, usage);
+    const size_t text = line.find_first_not_of(' ');
+    if (text != std::string::npos && text > 0 && line.compare(text, 2, "--") == 0) {
+      std::smatch match;
+      if (std::regex_search(line, match, optionLine)) {
+        all.insert(match[1].str());
+        if (match[2].matched) valued.insert(match[1].str());
+      }
     }
   }
   return {all.begin(), all.end()};

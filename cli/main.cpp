@@ -106,10 +106,80 @@ constexpr Command kCommands[] = {
      "to, and the folders it gives them. The active one is marked with *.\n\n"
      "Options:\n  --json    print an array of objects instead\n",
      runPersonas},
-    {"persona", "persona use NAME", "make NAME the active persona",
-     "Saves NAME as the active persona (in the config dir). Commands that act for a persona\n"
-     "use it unless given --persona.\n",
+    {"persona", "persona use|new|add|remove|folder …", "switch personas, or change one",
+     "kaja persona use NAME\n"
+     "    makes NAME the active persona (saved in the config dir); commands that act for a\n"
+     "    persona use it unless given --persona\n"
+     "kaja persona new NAME [--from P] [--description TEXT]\n"
+     "    creates an empty persona, or a copy of persona P\n"
+     "kaja persona add P ABILITY [--tools a,b]\n"
+     "    lists ABILITY in persona P, narrowed to those tools when given (when it is listed\n"
+     "    already, --tools replaces its tools and its folders stay)\n"
+     "kaja persona remove P ABILITY\n"
+     "    takes ABILITY out of P, with its tools and folders (it stays installed)\n"
+     "kaja persona folder add P PATH [--ability A] [--read-only] [--backup]\n"
+     "    gives a folder to the ability of P that takes folders (roots = true in its\n"
+     "    manifest, like filesystem); name it with --ability when P has several. PATH is\n"
+     "    absolute or ~/…; --read-only hides the writing tools, --backup keeps a copy of\n"
+     "    each file before it changes. Given again, the same PATH gets the new flags\n"
+     "kaja persona folder rm P PATH [--ability A]\n"
+     "    takes the folder away\n\n"
+     "A changed persona is written to your marketplace (kaja config paths) through the\n"
+     "persona loader, and replaced only when it loads. Changing a shipped persona writes\n"
+     "your own copy, which takes the shipped one's place. The file is rewritten from what\n"
+     "it means, so comments in your own persona file are not kept.\n",
      runPersona},
+    {"enable", "enable ABILITY [--tools a,b]", "turn an ability on in the active persona",
+     "Lists ABILITY in the active persona: kaja persona add ACTIVE ABILITY.\n\n"
+     "Options:\n  --tools a,b  narrow it to these tools\n",
+     runEnable},
+    {"disable", "disable ABILITY", "turn an ability off in the active persona",
+     "Takes ABILITY out of the active persona, with the tools and folders it gave it:\n"
+     "kaja persona remove ACTIVE ABILITY. The ability stays installed.\n",
+     runDisable},
+    {"add", "add NAME (-- COMMAND ARGS… | URL | --npm PKG@VER) [OPTIONS]",
+     "add an ability of your own",
+     "kaja add NAME [--env K=V]… -- COMMAND ARGS…   a server kaja starts (stdio)\n"
+     "kaja add NAME URL [--transport http|sse] [--header 'K: V']…   a remote server\n"
+     "kaja add NAME --npm PACKAGE@VERSION [--env K=V]… [-- ARGS…]   an npm package,\n"
+     "    run with bunx or npx (the version must be pinned)\n\n"
+     "Writes <your marketplace>/abilities/NAME/mcp.toml (kaja config paths shows where).\n"
+     "The manifest passes the same loader as any other before it is put in place; when it\n"
+     "does not, nothing is written and the error names the line. NAME is 1-64 of A-Z, a-z,\n"
+     "0-9, - and _. A secret-looking value (an --env name holding KEY, TOKEN, SECRET,\n"
+     "PASSWORD or CREDENTIAL, or an Authorization or *Key*/*Token* header) goes to the\n"
+     "secrets file (mode 0600) as the ability's key, never into the manifest; a manifest\n"
+     "references one key, so a second secret value is refused. A remote ability sends no\n"
+     "header but its key's. Turn the new ability on with kaja enable NAME.\n\n"
+     "Options:\n  --env K=V        set a variable for the server (repeatable)\n"
+     "  --header 'K: V'  the key header of a remote server (Authorization: Bearer …)\n"
+     "  --transport T    http (Streamable HTTP, the default) or sse\n"
+     "  --npm PKG@VER    run this npm package instead of a command\n"
+     "  --description T  one line about what it does\n"
+     "  --force          replace an ability of the same name (yours, or a shipped one,\n"
+     "                   which your own then replaces)\n",
+     runAdd},
+    {"add-json", "add-json NAME 'JSON' [--force]",
+     "add an ability from a Claude Code mcpServers entry",
+     "Takes one server's entry as Claude Code, Claude Desktop and Cursor keep them in\n"
+     "mcpServers: {\"command\", \"args\", \"env\"} for a server kaja starts, or {\"type\":\n"
+     "\"http\"|\"sse\", \"url\", \"headers\"} for a remote one, and writes it as kaja add\n"
+     "does, with the same rules for names, secrets and --force. \"cwd\" is refused: kaja\n"
+     "has no working-folder setting. Malformed JSON is refused with its line and column.\n",
+     runAddJson},
+    {"get", "get NAME [--json]", "show one ability: manifest, layer, runner and state",
+     "Prints where NAME's manifest lives, whether it is shipped or your own (and whether\n"
+     "yours replaces a shipped one), its state and runner here as kaja abilities shows\n"
+     "them, the personas that list it, whether its key is stored, and the manifest text.\n\n"
+     "Options:\n  --json    print an object instead\n",
+     runGet},
+    {"remove", "remove NAME", "remove an ability of your own",
+     "Removes the folder of your own ability NAME from your marketplace. A shipped ability\n"
+     "cannot be removed: take it out of the persona instead (kaja persona remove P NAME or\n"
+     "kaja disable NAME). When yours replaced a shipped one, the shipped one is used again.\n"
+     "Its key stays in the secrets file, so adding it again keeps working; kaja key rm\n"
+     "NAME removes it. Personas that list it are not changed.\n",
+     runRemove},
     {"config", "config paths [--json]", "show where kaja keeps its files",
      "Prints the config dir ($XDG_CONFIG_HOME/kaja), data dir ($XDG_DATA_HOME/kaja), your\n"
      "marketplace, the shipped marketplace, the secrets file, backups and tools folders.\n\n"

@@ -114,11 +114,13 @@ int runPersonas(std::span<const std::string> args) {
 }
 
 int runPersona(std::span<const std::string> args) {
+  if (!args.empty() && args[0] != "use" && !args[0].starts_with("-")) return runPersonaEdit(args);
   auto parsed = parseArgs(args, {});
   if (!parsed) return reportError(parsed.error());
   const auto& words = parsed->positional;
   if (words.size() != 2 || words[0] != "use") {
-    printError("usage: kaja persona use NAME");
+    printError(
+        "usage: kaja persona use NAME (kaja persona --help shows new, add, remove and folder).");
     return kExitUsage;
   }
   if (!core::isValidName(words[1])) {

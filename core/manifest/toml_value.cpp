@@ -77,9 +77,10 @@ void appendQuoted(std::string& out, const std::string& text) {
         out += "\\t";
         break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20) {
+        // TOML allows no raw control character in a basic string, DEL included.
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
           char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
           out += buf;
         } else {
           out += c;
@@ -207,6 +208,12 @@ Result<TomlValue> parseTomlText(std::string_view text, const std::string& source
 std::string formatToml(const TomlValue& table) {
   std::string out;
   appendTable(out, table, "");
+  return out;
+}
+
+std::string formatTomlInline(const TomlValue& value) {
+  std::string out;
+  appendInline(out, value);
   return out;
 }
 

@@ -49,4 +49,7 @@ Result<TomlValue> parseTomlText(std::string_view text, const std::string& source
 /// Writes `value` (a table) as TOML text. Strings are quoted and escaped.
 std::string formatToml(const TomlValue& table);
 
+/// Writes one value as inline TOML: a quoted string, `[…]`, or `{ key = … }`.
+std::string formatTomlInline(const TomlValue& value);
+
 }  // namespace kaja::core
