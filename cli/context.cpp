@@ -77,8 +77,13 @@ core::Result<Context> Context::load() {
 }
 
 std::vector<std::string> Context::toolDirs() const {
-  return {paths.toolsDir + "/node_modules/.bin",
-          paths.shippedMarketplace + "/runtime/node_modules/.bin"};
+  std::vector<std::string> dirs = {paths.toolsDir + "/node_modules/.bin",
+                                   paths.shippedMarketplace + "/runtime/node_modules/.bin"};
+  // An installed kaja (cmake --install, the Debian package) keeps its bun here.
+  if (std::string installed = core::findInstalledTools(); !installed.empty()) {
+    dirs.push_back(installed);
+  }
+  return dirs;
 }
 
 core::Result<core::RunnerContext> Context::runners() const {

@@ -50,6 +50,15 @@ std::string findShippedMarketplace() {
   return KAJA_SOURCE_MARKETPLACE;
 }
 
+std::string findInstalledTools() {
+  std::string exeDir = executableDir();
+  if (exeDir.empty()) return {};
+  std::error_code ec;
+  auto tools = std::filesystem::path(exeDir) / ".." / "libexec" / "kaja";
+  if (!std::filesystem::is_directory(tools, ec)) return {};
+  return std::filesystem::weakly_canonical(tools, ec).string();
+}
+
 Result<Paths> Paths::fromEnvironment() {
   std::string home = homeDir();
   Paths paths;

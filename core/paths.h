@@ -26,6 +26,10 @@ struct Paths {
 /// <exe>/../share/kaja/marketplace when it exists, else the source tree's marketplace.
 std::string findShippedMarketplace();
 
+/// Returns <exe>/../libexec/kaja, where an installed kaja keeps the bun it manages, when it
+/// exists; else "".
+std::string findInstalledTools();
+
 /// Returns `path` with a leading `~` or `~/` replaced by `home`; other paths unchanged.
 std::string expandHome(const std::string& path, const std::string& home);
 
