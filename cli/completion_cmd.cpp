@@ -117,8 +117,9 @@ Words subcommandsOf(const Command& command) {
     while (from <= first.size()) {
       size_t bar = first.find('|', from);
       std::string word = first.substr(from, bar == std::string::npos ? bar : bar - from);
-      if (!word.empty() && std::all_of(word.begin(), word.end(),
-                                       [](char c) { return (c >= 'a' && c <= 'z') || c == '-'; })) {
+      if (!word.empty() && word[0] != '-' && std::all_of(word.begin(), word.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || c == '-';
+          })) {
         out.push_back(word);
       }
       if (bar == std::string::npos) break;

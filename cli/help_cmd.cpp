@@ -73,22 +73,41 @@ constexpr FileRow kFiles[] = {
     {"../share/kaja/marketplace (beside the binary)", "the shipped abilities and personas"},
 };
 
-// Escapes text for roff: backslashes, hyphens (so they stay minus signs when copied), and
-// a leading dot or apostrophe, which roff would read as a request.
+// Escapes text for roff: backslashes, hyphens (so they stay minus signs when copied), a
+// leading dot or apostrophe, which roff would read as a request, and characters beyond
+// ASCII, which a man page shown in the C locale would drop: "…" becomes "...", others
+// become \[uXXXX].
 std::string roff(std::string_view text) {
   std::string out;
   out.reserve(text.size() + 8);
   bool lineStart = true;
-  for (char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     if (lineStart && (c == '.' || c == '\'')) out += "\\&";
+    lineStart = c == '\n';
     if (c == '\\') {
       out += "\\e";
     } else if (c == '-') {
       out += "\\-";
-    } else {
+    } else if (static_cast<unsigned char>(c) < 0x80) {
       out += c;
+    } else {
+      // A UTF-8 sequence; kaja's own text is well-formed.
+      const auto lead = static_cast<unsigned char>(c);
+      const size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+      char32_t point = lead & (length == 4 ? 0x07 : length == 3 ? 0x0F : 0x1F);
+      for (size_t k = 1; k < length && i + k < text.size(); ++k) {
+        point = (point << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+      }
+      i += length - 1;
+      if (point == U'\u2026') {
+        out += "...";
+      } else {
+        char escape[16];
+        std::snprintf(escape, sizeof escape, "\\[u%04X]", static_cast<unsigned>(point));
+        out += escape;
+      }
     }
-    lineStart = c == '\n';
   }
   return out;
 }
