@@ -41,6 +41,7 @@ int runSandbox(std::span<const std::string> args);
 int runDocker(std::span<const std::string> args);
 int runHelp(std::span<const std::string> args);
 int runCompletion(std::span<const std::string> args);
+int runExport(std::span<const std::string> args);
 /// `kaja __complete WORD…`: prints the completions of the last word, one per line.
 int runComplete(std::span<const std::string> args);
 int runAdd(std::span<const std::string> args);

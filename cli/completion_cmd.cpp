@@ -214,6 +214,7 @@ Words complete(const Words& words, const Sources& sources) {
       if (previous == "--ability") out = sources.abilities();
       if (previous == "--names") out = {"bare", "prefixed"};
       if (previous == "--transport") out = {"http", "sse"};
+      if (previous == "--http" && command->name == "export") out = {"http://127.0.0.1:8931/mcp"};
     } else if (afterDashes) {
       return {};
     } else if (current.starts_with("-")) {

@@ -231,6 +231,20 @@ constexpr Command kCommands[] = {
      "  docker run -d -p 127.0.0.1:8931:8931 $(kaja docker mounts) kaja-gateway\n\n"
      "Options:\n  --json    print {\"mounts\", \"args\", \"warnings\", \"refused\"} instead\n",
      runDocker},
+    {"export", "export claude|claude-desktop|cursor|vscode|goose [--persona P] [--http URL]",
+     "print the snippet that puts kaja in front of an MCP client",
+     "Prints the configuration that makes CLIENT start `kaja serve` (with this kaja's full\n"
+     "path, since apps started from a desktop may not share your shell's PATH), in the\n"
+     "client's own format, to paste into its file:\n"
+     "  claude          .mcp.json in a project (or: claude mcp add kaja -- kaja serve)\n"
+     "  claude-desktop  claude_desktop_config.json\n"
+     "  cursor          ~/.cursor/mcp.json or .cursor/mcp.json\n"
+     "  vscode          .vscode/mcp.json\n"
+     "  goose           ~/.config/goose/config.yaml\n\n"
+     "Options:\n  --persona P  serve persona P instead of following the active one\n"
+     "  --http URL   point the client at a running kaja serve --http instead, such as\n"
+     "               http://127.0.0.1:8931/mcp\n",
+     runExport},
     {"completion", "completion bash|zsh|fish", "print a shell completion script",
      "Prints the completion script for SHELL. It completes commands, their options, and the\n"
      "names of abilities, personas and (once `kaja serve` has listed them) tools; where\n"
