@@ -39,6 +39,14 @@ Result<Url> fromHandle(CURLU* handle, std::string_view original, ErrorCode schem
                 "The URL for " + url.host +
                     " carries a user name; put credentials in a key, not in the URL.");
   }
+  // curl decodes %-escapes in a host ("0-%7f." holds DEL) and then refuses to parse the URL
+  // it writes back: a host must not carry a control character or a space into a request.
+  if (std::any_of(url.host.begin(), url.host.end(),
+                  [](unsigned char c) { return c <= 0x20 || c == 0x7f; })) {
+    return fail(ErrorCode::kInvalidConfig,
+                "The URL \"" + std::string(original.substr(0, 200)) +
+                    "\" has a control character or a space in its host.");
+  }
   std::transform(url.host.begin(), url.host.end(), url.host.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (url.host.size() >= 2 && url.host.front() == '[') {

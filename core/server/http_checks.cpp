@@ -59,15 +59,27 @@ bool isBase64Letter(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '/';
 }
 
+/// Returns the 6-bit value of a base64 letter.
+unsigned base64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return static_cast<unsigned>(c - 'A');
+  if (c >= 'a' && c <= 'z') return static_cast<unsigned>(c - 'a' + 26);
+  if (c >= '0' && c <= '9') return static_cast<unsigned>(c - '0' + 52);
+  return c == '+' ? 62 : 63;
+}
+
 /// Returns whether `encoded` is canonical padded base64: whole quanta of the alphabet, with
-/// at most two '=' and only at the end.
+/// at most two '=' and only at the end, and the bits the padding leaves over all zero (else
+/// "SGVsbG9=" and "SGVsbG8=" would both spell "Hello").
 bool canonicalBase64(std::string_view encoded) {
   if (encoded.size() % 4 != 0) return false;
   std::size_t padding = 0;
   while (padding < 2 && padding < encoded.size() && encoded[encoded.size() - 1 - padding] == '=')
     ++padding;
   const std::string_view letters = encoded.substr(0, encoded.size() - padding);
-  return std::all_of(letters.begin(), letters.end(), isBase64Letter);
+  if (!std::all_of(letters.begin(), letters.end(), isBase64Letter)) return false;
+  if (padding == 0 || letters.empty()) return true;
+  const unsigned unused = padding == 1 ? 0x3 : 0xF;
+  return (base64Value(letters.back()) & unused) == 0;
 }
 
 /// Returns whether `text` is a whole JSON-style number equal to `number`.

@@ -106,6 +106,22 @@ TEST(UrlTest, ServerReferencesToOtherSchemesAreRefused) {
   }
 }
 
+// Found by tests/fuzz/url_fuzz: curl decoded "%7f" into the host and then could not parse
+// the URL it wrote back.
+TEST(UrlTest, HostsWithControlCharactersAreRefused) {
+  auto base = parseUrl("http://127.0.0.1:8080/sse");
+  ASSERT_TRUE(base);
+  for (const std::string bad :
+       {"http:/0-%7f.", "http://a%7fb.example/", "http://a%01b/", "http://a%20b.example/"}) {
+    EXPECT_FALSE(parseUrl(bad)) << bad;
+    auto resolved = resolveUrl(*base, bad);
+    EXPECT_TRUE(!resolved ||
+                resolved->host.find_first_of(std::string("\x7f \x01", 3)) == std::string::npos)
+        << bad;
+  }
+  EXPECT_TRUE(parseUrl("http://a-b.example/"));
+}
+
 TEST(UrlTest, ParsesResolvesAndComparesOrigins) {
   auto base = parseUrl("HTTP://Example.COM/mcp?key=1");
   ASSERT_TRUE(base) << base.error().describe();

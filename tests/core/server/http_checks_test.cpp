@@ -116,6 +116,13 @@ TEST(HttpChecksTest, OnlyCanonicalBase64SentinelsDecode) {
                           "=?base64?SGVs\nbG8?=", "=?base64?SGVsbG\xC3\xA9?="}) {
     EXPECT_FALSE(decodeHeaderValue(bad)) << bad;
   }
+  // Bits left over before the padding must be zero, so that each value has one spelling
+  // (found by tests/fuzz/http_checks_fuzz: "SGVsb8G=" decoded like "SGVsb8E=").
+  EXPECT_EQ(decodeHeaderValue("=?base64?SGVsbA==?="), "Hell");
+  for (const char* bad : {"=?base64?SGVsb8G=?=", "=?base64?SGVsbG9=?=", "=?base64?SGVsbA/=?=",
+                          "=?base64?AB==?=", "=?base64?AP==?="}) {
+    EXPECT_FALSE(decodeHeaderValue(bad)) << bad;
+  }
 }
 
 TEST(HttpChecksTest, ParamHeadersMustAgreeWithTheArguments) {
