@@ -2,6 +2,7 @@
 // reported), requests (ping, roots/list, sampling, elicitation) and notifications (progress,
 // logging, list_changed).
 #include <algorithm>
+#include <utility>
 
 #include "core/mcp/client.h"
 
@@ -185,6 +186,10 @@ void Client::onNotification(const Notification& notification) {
     logHandler_(log);
   } else if (method == "notifications/tools/list_changed" && state_ == State::kReady &&
              toolsListed_) {
+    refreshTools();
+  } else if (method == "notifications/subscriptions/acknowledged" && state_ == State::kReady &&
+             std::exchange(relistOnListen_, false)) {
+    // A reopened listen stream is back: what changed while it was closed went unannounced.
     refreshTools();
   }
   if (notificationHandler_) notificationHandler_(notification);
