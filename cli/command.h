@@ -10,10 +10,10 @@ namespace kaja::cli {
 /// Exit codes, the same for every subcommand (listed by `kaja --help`).
 enum ExitCode : int {
   kExitOk = 0,       ///< done
-  kExitFailed = 1,   ///< the work ran and failed (a tool returned isError, a check failed)
+  kExitFailed = 1,   ///< the work ran and failed (isError, an HTTP 500 on the call, a failed check)
   kExitUsage = 2,    ///< bad usage or configuration
   kExitRefused = 3,  ///< refused by a rule, or approval declined
-  kExitConnect = 4,  ///< could not connect to a server
+  kExitConnect = 4,  ///< could not connect to a server (or a proxy said it is not reachable)
 };
 
 /// One subcommand. `run` gets the arguments after the subcommand's name.

@@ -31,10 +31,14 @@ struct ExitRow {
 
 constexpr ExitRow kExitRows[] = {
     {"0", "done"},
-    {"1", "the work ran and failed (a tool returned an error, a check failed)"},
+    {"1",
+     "the work ran and failed (a tool returned an error, a server answered the call with an "
+     "error status such as HTTP 500, a check failed)"},
     {"2", "usage or configuration error"},
     {"3", "refused by a rule, or approval declined"},
-    {"4", "could not connect to a server"},
+    {"4",
+     "could not connect to a server (no answer, a refused key, or a proxy's HTTP 502, 503 or "
+     "504)"},
     {"130, 143, 129",
      "stopped by SIGINT (Ctrl-C), SIGTERM or SIGHUP, after ending every server it started, "
      "with all their processes, and removing its temporary folders"},

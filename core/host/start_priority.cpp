@@ -1,10 +1,15 @@
 #include "core/host/start_priority.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "core/util/sys.h"
+#include "core/util/unique_fd.h"
 
 namespace kaja::core {
 
@@ -23,11 +28,24 @@ ConnectCosts ConnectCosts::load(const std::string& file) {
 Result<void> ConnectCosts::save(const std::string& file) const {
   std::string dir = std::filesystem::path(file).parent_path().string();
   if (auto made = makeDirectories(dir, 0700); !made) return made;
-  return writeFileAtomically(file, nlohmann::json(ms_).dump(1) + "\n", 0600);
+  // Two doctors at once each load, measure and save: under the lock each save reads what
+  // the other saved since its load and adds its own measurements, instead of writing over
+  // them. The kernel drops the lock however kaja ends.
+  const std::string lockFile = file + ".lock";
+  UniqueFd lock(retryOnEintr(
+      [&] { return ::open(lockFile.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600); }));
+  if (!lock.valid()) return fail(ErrorCode::kIo, syscallMessage("open", lockFile, errno));
+  if (retryOnEintr([&] { return ::flock(lock.get(), LOCK_EX); }) != 0)
+    return fail(ErrorCode::kIo, syscallMessage("flock", lockFile, errno));
+  ConnectCosts merged = load(file);
+  for (const auto& name : recorded_) merged.ms_[name] = ms_.at(name);
+  return writeFileAtomically(file, nlohmann::json(merged.ms_).dump(1) + "\n", 0600);
 }
 
 void ConnectCosts::record(const std::string& ability, std::chrono::milliseconds cpu) {
-  if (cpu.count() >= 0) ms_[ability] = cpu.count();
+  if (cpu.count() < 0) return;
+  ms_[ability] = cpu.count();
+  recorded_.insert(ability);
 }
 
 std::chrono::milliseconds ConnectCosts::last(const std::string& ability) const {

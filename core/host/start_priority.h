@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,9 @@ class ConnectCosts {
   /// Reads `file`; a missing or unreadable file gives an empty record, since it only
   /// speeds things up.
   static ConnectCosts load(const std::string& file);
-  /// Writes the record to `file` atomically with mode 0600, creating its folder.
+  /// Adds what was record()ed since load() to `file`, keeping every other entry as the file
+  /// has it now (another run may have saved since): under an flock on `file`.lock, reads the
+  /// file, merges, and writes it atomically with mode 0600. Creates its folder.
   [[nodiscard]] Result<void> save(const std::string& file) const;
 
   /// Remembers that `ability` used `cpu` to connect; a negative time is ignored.
@@ -39,6 +42,7 @@ class ConnectCosts {
 
  private:
   std::map<std::string, long> ms_;
+  std::set<std::string> recorded_;  ///< measured by this run, as opposed to loaded
 };
 
 }  // namespace kaja::core

@@ -56,7 +56,8 @@ Client::Client(asio::io_context& io, std::shared_ptr<Transport> transport, Clien
       options_(std::move(options)),
       connectTimer_(io),
       deadlineTimer_(io),
-      refreshTimer_(io) {}
+      refreshTimer_(io),
+      listenTimer_(io) {}
 
 Client::~Client() {
   // The transport outlives us while its work is pending; its handlers hold only weak
@@ -507,6 +508,7 @@ void Client::onTransportClosed(const Error& error) {
   connectTimer_.cancel();
   deadlineTimer_.cancel();
   refreshTimer_.cancel();
+  listenTimer_.cancel();
   deadlineArmedFor_ = Clock::time_point::max();
   auto pending = std::move(pending_);
   pending_.clear();

@@ -185,6 +185,7 @@ class Client : public std::enable_shared_from_this<Client> {
   void answerInputs(const Json& inputRequests, std::function<void(Result<Json>)> done);
   void applyToolHeaders(std::vector<Tool>& tools);
   void listenForToolChanges();
+  void reopenListenLater(const Error& why);
   void listPage(std::optional<std::string> cursor, const std::shared_ptr<std::vector<Tool>>& tools,
                 int pages, std::function<void(Result<std::vector<Tool>>)> done,
                 std::size_t bytesSoFar = 0);
@@ -218,7 +219,11 @@ class Client : public std::enable_shared_from_this<Client> {
   boost::asio::steady_timer refreshTimer_;  ///< a re-listing held back by kMinToolRefreshGap
   bool refreshTimerArmed_ = false;
   Clock::time_point lastRefresh_;
-  bool listening_ = false;  ///< a subscriptions/listen stream is open (2026-07-28)
+  bool listening_ = false;                 ///< a subscriptions/listen stream is open (2026-07-28)
+  boost::asio::steady_timer listenTimer_;  ///< the wait before a closed listen stream reopens
+  int listenDrops_ = 0;                    ///< listen streams closed in a row, for the backoff
+  Clock::time_point listenOpened_;
+  bool relistOnListen_ = false;  ///< re-list the tools once the reopened stream is acknowledged
   std::size_t warnings_ = 0;
   std::size_t lastResponseBytes_ = 0;  ///< the size of the reply being handed to its callback
   std::size_t serverRequestsInFlight_ = 0;

@@ -2,6 +2,7 @@
 // reported), requests (ping, roots/list, sampling, elicitation) and notifications (progress,
 // logging, list_changed).
 #include <algorithm>
+#include <utility>
 
 #include "core/mcp/client.h"
 
@@ -183,8 +184,12 @@ void Client::onNotification(const Notification& notification) {
       log.logger = logger->get<std::string>();
     if (const auto data = params.find("data"); data != params.end()) log.data = *data;
     logHandler_(log);
-  } else if (method == "notifications/tools/list_changed" && state_ == State::kReady &&
-             toolsListed_) {
+  } else if (state_ == State::kReady &&
+             ((method == "notifications/tools/list_changed" && toolsListed_) ||
+              // A reopened listen stream is back: what changed while it was closed went
+              // unannounced, so the tools are listed as if they had changed.
+              (method == "notifications/subscriptions/acknowledged" &&
+               std::exchange(relistOnListen_, false)))) {
     refreshTools();
   }
   if (notificationHandler_) notificationHandler_(notification);

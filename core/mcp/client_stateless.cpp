@@ -3,6 +3,8 @@
 // (multi-round-trip requests, SEP-2322) and the tools whose arguments become headers.
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <cstdint>
+#include <random>
 
 #include "core/mcp/client.h"
 
@@ -13,6 +15,11 @@ namespace {
 
 // A server that keeps asking for more input would otherwise hold a call forever.
 constexpr int kMaxInputRounds = 16;
+// The backoff of a closed subscriptions/listen stream, and how long one must have stayed up
+// for the next close to start the backoff over.
+constexpr std::chrono::milliseconds kFirstListenRetry{500};
+constexpr std::chrono::milliseconds kMaxListenRetry{30000};
+constexpr std::chrono::seconds kHealthyListen{10};
 // The most inputs one input_required round may ask for.
 constexpr std::size_t kMaxInputRequests = 16;
 
@@ -257,6 +264,7 @@ void Client::listenForToolChanges() {
   const auto changes = tools->find("listChanged");
   if (changes == tools->end() || !changes->is_boolean() || !changes->get<bool>()) return;
   listening_ = true;
+  listenOpened_ = Clock::now();
   Json params = {{"notifications", {{"toolsListChanged", true}}}};
   startRequest(
       "subscriptions/listen", "subscriptions/listen", withMeta(std::move(params)),
@@ -265,11 +273,40 @@ void Client::listenForToolChanges() {
         auto self = weak.lock();
         if (!self) return;
         self->listening_ = false;
-        if (!result && self->state_ == State::kReady) {
+        // A result, or a JSON-RPC error, is the server ending the subscription on purpose; a
+        // stream that broke (a restart, a network blip) is opened again.
+        if (result || self->state_ != State::kReady) return;
+        if (result.error().rpcCode != 0) {
           self->warn(self->describe() + " stopped sending tool changes: " + result.error().message);
+          return;
         }
+        self->reopenListenLater(result.error());
       },
       {});
+}
+
+void Client::reopenListenLater(const Error& why) {
+  // 0.5 s doubling to 30 s, each wait drawn from its upper half so that many clients of one
+  // restarted server do not come back in step; a stream that stayed up starts over.
+  if (Clock::now() - listenOpened_ >= kHealthyListen) listenDrops_ = 0;
+  if (listenDrops_ == 0) {
+    warn(describe() + "'s listen stream closed (" + why.message + "); kaja opens it again.");
+  }
+  auto delay = kFirstListenRetry;
+  for (int i = 0; i < listenDrops_ && delay < kMaxListenRetry; ++i)
+    delay = std::min(delay * 2, kMaxListenRetry);
+  ++listenDrops_;
+  std::random_device random;
+  const auto half = delay.count() / 2;
+  delay = std::chrono::milliseconds(
+      half + std::uniform_int_distribution<std::int64_t>(0, delay.count() - half)(random));
+  listenTimer_.expires_after(delay);
+  listenTimer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (ec || !self || !self->isReady() || !self->transport_->isOpen() || self->listening_) return;
+    self->relistOnListen_ = true;
+    self->listenForToolChanges();
+  });
 }
 
 void Client::applyToolHeaders(std::vector<Tool>& tools) {

@@ -164,7 +164,15 @@ bool failRequestAlone(const TransportHandlers& handlers, const std::optional<Mes
     return false;
   }
   if (request->method == "initialize" || request->method == "server/discover") return false;
-  handlers.onRequestFailed(request->id, error);
+  // A 500 (or a 400, a 429) on a call came from a server that was reached and answered it
+  // with something other than JSON-RPC: the call failed, and the CLI exits 1, not 4. A
+  // proxy answers 407, 502, 503 and 504 for a server it could not reach, and a 404 names a
+  // wrong URL; those stay connection failures.
+  const bool reached =
+      status >= 300 && status != 404 && status != 407 && (status < 502 || status > 504);
+  Error failure = error;
+  if (reached) failure.code = ErrorCode::kProtocol;
+  handlers.onRequestFailed(request->id, failure);
   return true;
 }
 

@@ -85,7 +85,9 @@ Result<net::Url> redirectTarget(const std::string& who, const std::string& serve
 /// request, the session was not up yet (initialize, server/discover), the key was refused
 /// (`status` 401, 403), which every request would meet again, or no handler is set. One
 /// tool crashing its handler need not end every other call. `status` is 0 for a failure
-/// that is not an HTTP status (a dropped stream).
+/// that is not an HTTP status (a dropped stream). An error status the server itself sent
+/// (any but 404 and a proxy's 407, 502, 503 and 504) fails the request as kProtocol, not
+/// kConnect: the server was reached.
 bool failRequestAlone(const TransportHandlers& handlers, const std::optional<Message>& posted,
                       long status, const Error& error);
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/core/mcp/http_test_servers.h"
@@ -197,6 +198,27 @@ TEST_F(HostileHttpTest, TinyEventFloodOnACallMeetsTheCallDeadline) {
 TEST_F(HostileHttpTest, OneEndlessLineOrEventIsCutAt16Mb) {
   for (const std::string mode : {"flood-line", "flood-data"}) {
     expectFailsEverywhere(mode, 4, "event larger than 16 MB", 20);
+  }
+}
+
+// A server that was reached and answered the call with an error status failed the call
+// (exit 1); only a proxy's 502, 503 or 504 says the server itself was not reached (exit 4).
+TEST_F(HostileHttpTest, AnErrorStatusOnTheCallExitsOneUnlessAProxySentIt) {
+  for (const auto& [mode, exitCode] : std::vector<std::pair<std::string, int>>{{"status-500", 1},
+                                                                               {"status-400", 1},
+                                                                               {"status-429", 1},
+                                                                               {"status-502", 4},
+                                                                               {"status-503", 4},
+                                                                               {"legacy-500", 1}}) {
+    auto call = against(mode, Command::kCall);
+    EXPECT_EQ(call.exitCode, exitCode) << mode << "\n" << call.err;
+    const std::string status = "HTTP " + mode.substr(mode.size() - 3);
+    EXPECT_THAT(errorLine(call), HasSubstr(status)) << mode << "\n" << call.err;
+    EXPECT_THAT(errorLine(call), ::testing::Not(HasSubstr("could not"))) << mode;
+    // initialize and tools/list went through; only the call met the status.
+    auto tools = against(mode, Command::kTools);
+    EXPECT_EQ(tools.exitCode, 0) << mode << "\n" << tools.err;
+    EXPECT_THAT(tools.out, HasSubstr("echo")) << mode;
   }
 }
 

@@ -5,6 +5,12 @@
 //   node stateless_server.mjs stdio   serves one connection on stdin/stdout (serveStdio)
 //   node stateless_server.mjs http    serves POST / on 127.0.0.1, an ephemeral port, and
 //                                     prints "PORT <n>" on stdout once it listens
+//   node stateless_server.mjs http-drop-listen
+//                                     the same, but prints "LISTEN" for each
+//                                     subscriptions/listen and "TOOLS-LIST" for each
+//                                     tools/list; 300 ms after the first listen stream opens
+//                                     it adds "extra" without announcing it and drops that
+//                                     stream (a restart or a network blip, to the client)
 //
 // Tools: echo {message} -> text; add {a, b} -> text and structuredContent {sum};
 // image -> a 1x1 PNG; slow {steps, delayMs} -> progress notifications, then "done";
@@ -142,7 +148,26 @@ async function writeWebResponse(response, res) {
   res.end();
 }
 
-function serveOnHttp() {
+// In http-drop-listen mode: notes the listen and tools/list requests and drops the first
+// listen stream once it is open.
+let listens = 0;
+async function watchRequest(request, res) {
+  const body = await request
+    .clone()
+    .json()
+    .catch(() => null);
+  const method = body?.method;
+  if (method === 'tools/list') process.stdout.write('TOOLS-LIST\n');
+  if (method !== 'subscriptions/listen') return;
+  process.stdout.write('LISTEN\n');
+  if (++listens !== 1) return;
+  setTimeout(() => {
+    grown = true;
+    res.destroy();
+  }, 300);
+}
+
+function serveOnHttp(dropListen) {
   const handler = createMcpHandler(makeServer, {
     onerror: (error) => process.stderr.write(`${error.message}\n`),
   });
@@ -150,6 +175,7 @@ function serveOnHttp() {
   const server = http.createServer(async (req, res) => {
     try {
       const request = await toWebRequest(req, server.address().port);
+      if (dropListen && req.method === 'POST') await watchRequest(request, res);
       const rejected = hostHeaderValidationResponse(request, localhostAllowedHostnames());
       await writeWebResponse(rejected ?? (await handler.fetch(request)), res);
     } catch (error) {
@@ -178,9 +204,9 @@ function serveOnHttp() {
 const mode = process.argv[2] ?? 'stdio';
 if (mode === 'stdio') {
   serveOnStdio();
-} else if (mode === 'http') {
-  serveOnHttp();
+} else if (mode === 'http' || mode === 'http-drop-listen') {
+  serveOnHttp(mode === 'http-drop-listen');
 } else {
-  process.stderr.write(`usage: stateless_server.mjs stdio|http (got "${mode}")\n`);
+  process.stderr.write(`usage: stateless_server.mjs stdio|http|http-drop-listen (got "${mode}")\n`);
   process.exit(2);
 }

@@ -7,7 +7,8 @@
 // (JSON responses, sessions, MCP-Protocol-Version required after initialize) with tools
 // echo and slow, and answers GET /mcp with 405. Modes:
 //   normal, sse (answers as event streams), stall (tools/call sends half its body, then
-//   nothing), status-500, status-401, expire-once (the first session's first request gets
+//   nothing), status-NNN (tools/call gets HTTP NNN, say 500, 400 or 502), status-401
+//   (every request gets 401), expire-once (the first session's first request gets
 //   404), expire-always (every request with a session gets 404), redirect-301,
 //   redirect-307 (to /real), redirect-307-cross (to http://localhost:<port>/real),
 //   redirect-loop, slash-only (only /mcp/ exists), drop-stream (tools/call's stream
@@ -44,6 +45,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -487,8 +489,8 @@ void serve(int fd) {
     return;
   }
   if (!hostile(fd, message, method)) return;
-  if (method == "tools/call" && mode == "status-500") {
-    respond(fd, 500, "database on fire\nstack trace follows");
+  if (method == "tools/call" && mode.starts_with("status-") && mode != "status-401") {
+    respond(fd, std::atoi(mode.c_str() + 7), "database on fire\nstack trace follows");
     return;
   }
   if (method == "tools/call" && mode == "stall") {

@@ -8,8 +8,10 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "tests/core/mcp/http_test_servers.h"
 #include "tests/core/mcp/test_servers.h"
@@ -290,6 +292,37 @@ TEST(HostTest, StatelessServersTellTheHostAboutNewTools) {
     ASSERT_TRUE(echo) << echo.error().describe();
     EXPECT_EQ(echo->text(), "still here");
   }
+}
+
+// A 2026-07-28 server's listen stream that closes (a restart, a network blip) is opened
+// again, and the tools are listed again then: what changed while nobody listened is seen.
+TEST(HostTest, AClosedListenStreamIsReopenedAndTheToolsListedAgain) {
+  auto http = kaja::testing::ServerProcess::start(kaja::testing::statelessPlan("http-drop-listen"));
+  ASSERT_TRUE(http) << "the server never printed its port";
+  {
+    Host host;
+    auto reports = host.activate({remoteActivation("remote", http->url("/"), false)});
+    ASSERT_TRUE(reports[0].ok) << reports[0].error->describe();
+    auto hasExtra = [&] {
+      auto tools = host.tools("remote");
+      return tools && std::any_of(tools->begin(), tools->end(),
+                                  [](const mcp::Tool& tool) { return tool.name == "extra"; });
+    };
+    // The server adds "extra" silently as it drops the first stream; the first retry waits
+    // about 0.5 s.
+    for (int i = 0; i < 100 && !hasExtra(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_TRUE(hasExtra()) << "the tools were not listed again after the stream came back";
+    EXPECT_EQ(http->count("LISTEN"), 2);
+    EXPECT_GE(http->count("TOOLS-LIST"), 2);
+    auto echo = host.callTool("remote", "echo", {{"message", "still here"}});
+    ASSERT_TRUE(echo) << echo.error().describe();
+    host.closeAll();
+  }
+  // Closed by kaja: no stream is opened again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(http->count("LISTEN"), 2);
 }
 
 // A 2025-era roots server fetches its roots after connecting, and the host waits for that;

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <vector>
+
 namespace kaja::core::mcp {
 namespace {
 
@@ -48,6 +51,22 @@ TEST(HttpSupportTest, OnlyARequestAfterTheSessionIsUpFailsAlone) {
   EXPECT_FALSE(failRequestAlone(handlers, std::nullopt, 500, error));
   EXPECT_FALSE(failRequestAlone(TransportHandlers{}, posted("tools/call"), 500, error));
   EXPECT_EQ(failed, (std::vector<std::string>{"7", "7"}));
+}
+
+// The server itself answered the call with an error status: it was reached, so the call
+// fails as kProtocol (exit 1); a proxy's 407, 502, 503, 504 and a 404 stay kConnect (exit 4).
+TEST(HttpSupportTest, AnErrorStatusFromTheServerFailsTheRequestAsReached) {
+  std::vector<ErrorCode> codes;
+  TransportHandlers handlers;
+  handlers.onRequestFailed = [&](const Json&, const Error& error) { codes.push_back(error.code); };
+  const Error error{ErrorCode::kConnect, "HTTP", "", {}};
+  const std::optional<Message> call(Request{Json(7), "tools/call", Json::object()});
+  for (const long status : {500L, 501L, 400L, 429L, 502L, 503L, 504L, 404L, 407L, 0L}) {
+    EXPECT_TRUE(failRequestAlone(handlers, call, status, error)) << status;
+  }
+  const auto p = ErrorCode::kProtocol;
+  const auto c = ErrorCode::kConnect;
+  EXPECT_EQ(codes, (std::vector<ErrorCode>{p, p, p, p, c, c, c, c, c, c}));
 }
 
 TEST(HttpSupportTest, ReconnectsHaveAFloorACapAndBackOff) {

@@ -190,7 +190,8 @@ TEST(HttpFaultTest, ServerErrorNamesStatusAndExcerpt) {
   ASSERT_TRUE(fault.remote.connect());
   auto result = fault.remote.call("echo");
   ASSERT_FALSE(result);
-  EXPECT_EQ(result.error().code, ErrorCode::kConnect);
+  // Reached, and failed: not a connection error.
+  EXPECT_EQ(result.error().code, ErrorCode::kProtocol);
   EXPECT_TRUE(contains(result.error().message, "HTTP 500")) << result.error().message;
   EXPECT_TRUE(contains(result.error().message, "database on fire")) << result.error().message;
   EXPECT_FALSE(contains(result.error().message, "\n"));
