@@ -3,6 +3,7 @@
 // commands and their options from the same table as `--help`, and the names of abilities,
 // personas and (once `kaja serve` has cached them) tools.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <functional>
 #include <regex>
@@ -223,9 +224,15 @@ Words complete(const Words& words, const Sources& sources) {
       out = positionalCandidates(*command, positionals, sources);
     }
   }
+  // Only plain words: a shell inserts a candidate as it is, and a name from a broken
+  // manifest (";", "$(", a newline) must not become a command on the line.
   Words matching;
   for (auto& word : out) {
-    if (word.starts_with(current)) matching.push_back(std::move(word));
+    const bool plain = std::all_of(word.begin(), word.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.' ||
+             c == ':' || c == '/' || c == '@';
+    });
+    if (plain && word.starts_with(current)) matching.push_back(std::move(word));
   }
   return matching;
 }

@@ -11,21 +11,7 @@
 #include "personas/docker_mounts.h"
 
 namespace kaja::cli {
-namespace {
-
-// Returns `word` as one shell word: as it is when it holds only safe characters, else in
-// single quotes.
-std::string shellWord(const std::string& word) {
-  const bool plain = !word.empty() && word.find_first_not_of(
-                                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                          "0123456789@%+=:,./_-") == std::string::npos;
-  if (plain) return word;
-  std::string out = "'";
-  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-}  // namespace
+namespace {}  // namespace
 
 int runDocker(std::span<const std::string> args) {
   auto parsed = parseArgs(args, {"--json"});
@@ -46,6 +32,7 @@ int runDocker(std::span<const std::string> args) {
                         {"readOnly", mount.readOnly},
                         {"personas", mount.personas},
                         {"abilities", mount.abilities},
+                        {"source", mount.source},
                         {"volume", personas::volumeOf(mount)}});
       argv.push_back("-v");
       argv.push_back(personas::volumeOf(mount));
@@ -60,7 +47,8 @@ int runDocker(std::span<const std::string> args) {
   for (const auto& warning : plan.warnings) printWarning(warning);
   for (const auto& refusal : plan.refused) printError(refusal);
   for (const auto& mount : plan.mounts) {
-    std::printf("-v %s\n", shellWord(personas::volumeOf(mount)).c_str());
+    // No quoting: every path that a shell would split or expand was refused above.
+    std::printf("-v %s\n", personas::volumeOf(mount).c_str());
   }
   return status;
 }

@@ -205,10 +205,6 @@ int runHelp(std::span<const std::string> args) {
     printUsage(stdout);
     return kExitOk;
   }
-  if (parsed->positional.size() > 1) {
-    printError("usage: kaja help [COMMAND | --man]");
-    return kExitUsage;
-  }
   const Command* command = findCommand(parsed->positional[0]);
   if (command == nullptr) {
     printError(unknownCommand(parsed->positional[0]));

@@ -219,16 +219,19 @@ constexpr Command kCommands[] = {
      runSandbox},
     {"docker", "docker mounts [--json]",
      "print the docker run -v arguments for the personas' folders",
-     "Prints one `-v PATH:PATH` argument for every folder that any persona gives any\n"
+     "Prints one `-v SOURCE:PATH` argument for every folder that any persona gives any\n"
      "ability, so that kaja run in a container (docker/kaja.Dockerfile) sees each folder at\n"
-     "its own path, as its personas name it. A folder is mounted read-only (`:ro`) only when\n"
-     "every persona that names it marks it read-only. Symlinks are resolved first. Abilities\n"
-     "that kaja itself runs with `docker run` get their folders mounted the same way.\n\n"
+     "the path its persona names (a symlink is mounted at its own path, from the folder it\n"
+     "points to). A folder is mounted read-only (`:ro`) only when every persona that names\n"
+     "it marks it read-only. Abilities that kaja itself runs with `docker run` get their\n"
+     "folders mounted the same way.\n\n"
      "A folder that does not exist is skipped with a warning. A folder whose path holds a\n"
-     "':' or a ',' cannot be written as -v: it is named on stderr with the --mount form to\n"
-     "use instead, and the exit status is 1.\n\n"
-     "Example:\n"
-     "  docker run -d -p 127.0.0.1:8931:8931 $(kaja docker mounts) kaja-gateway\n\n"
+     "space, ':', ',', '*', '?', '[' or a control character, which -v or the shell would\n"
+     "split, is named on stderr with the --mount form to use instead, and the exit status\n"
+     "is 1. Every other line is safe to use unquoted, as in the example.\n\n"
+     "Example (README: kaja in Docker has the whole line):\n"
+     "  docker run -d -p 127.0.0.1:8931:8931 -v \"$PWD/kaja-token:/run/secrets/kaja-token:ro\" \\\n"
+     "    $(kaja docker mounts) kaja-gateway\n\n"
      "Options:\n  --json    print {\"mounts\", \"args\", \"warnings\", \"refused\"} instead\n",
      runDocker},
     {"export", "export claude|claude-desktop|cursor|vscode|goose [--persona P] [--http URL]",

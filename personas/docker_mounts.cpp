@@ -5,17 +5,21 @@
 #include <map>
 #include <set>
 
+#include "core/paths.h"
 #include "personas/persona_resolver.h"
 
 namespace kaja::personas {
 namespace {
 
 // What `-v SRC:DST[:OPTIONS]` cannot carry: its fields are split at ':', and a ',' would be
-// read as an option separator by `--mount` and by tools that turn one into the other.
+// read as an option separator by `--mount`. Nor can `docker run $(kaja docker mounts)`: the
+// shell splits the output at whitespace (a folder named "x --privileged" would become
+// options) and expands '*', '?' and '['.
 bool volumeCanCarry(const std::string& path) {
   return std::none_of(path.begin(), path.end(), [](char c) {
     const auto byte = static_cast<unsigned char>(c);
-    return c == ':' || c == ',' || byte < 0x20 || byte == 0x7F;
+    return c == ':' || c == ',' || c == ' ' || c == '*' || c == '?' || c == '[' || byte < 0x20 ||
+           byte == 0x7F;
   });
 }
 
@@ -37,6 +41,7 @@ std::string printable(const std::string& path) {
 }
 
 struct Gathered {
+  std::string source;
   bool readOnly = true;
   std::set<std::string> personas;
   std::set<std::string> abilities;
@@ -70,16 +75,23 @@ DockerMountPlan planDockerMounts(const marketplace::Catalog& catalog, const std:
           }
           continue;
         }
-        if (!volumeCanCarry(*resolved)) {
-          if (refused.insert(*resolved).second) {
+        // Mounted where the persona names it, so a link to /etc does not cover the image's
+        // own /etc, and kaja in the container sees the folder at the path its persona says.
+        const std::string target =
+            std::filesystem::path(core::expandHome(root.path, home)).lexically_normal().string();
+        const std::string shown = *resolved == target ? target : target + " (" + *resolved + ")";
+        if (!volumeCanCarry(*resolved) || !volumeCanCarry(target)) {
+          if (refused.insert(target).second) {
             plan.refused.push_back(
-                "cannot mount " + printable(*resolved) + " (persona \"" + record.name +
-                "\") with -v: the path holds a ':', a ',' or a control character; mount it "
-                "with --mount type=bind,\"source=PATH\",\"target=PATH\" instead, or rename it.");
+                "cannot mount " + printable(shown) + " (persona \"" + record.name +
+                "\") with -v: the path holds a space, ':', ',', '*', '?', '[' or a control "
+                "character, which -v or the shell would split; mount it with --mount "
+                "type=bind,\"source=PATH\",\"target=PATH\" instead, or rename it.");
           }
           continue;
         }
-        Gathered& gathered = folders[*resolved];
+        Gathered& gathered = folders[target];
+        gathered.source = *resolved;
         gathered.readOnly = gathered.readOnly && root.readOnly;
         gathered.personas.insert(record.name);
         gathered.abilities.insert(entry.ability);
@@ -87,7 +99,8 @@ DockerMountPlan planDockerMounts(const marketplace::Catalog& catalog, const std:
     }
   }
   for (auto& [path, gathered] : folders) {
-    plan.mounts.push_back({path,
+    plan.mounts.push_back({gathered.source,
+                           path,
                            gathered.readOnly,
                            {gathered.personas.begin(), gathered.personas.end()},
                            {gathered.abilities.begin(), gathered.abilities.end()}});
@@ -96,7 +109,7 @@ DockerMountPlan planDockerMounts(const marketplace::Catalog& catalog, const std:
 }
 
 std::string volumeOf(const DockerMount& mount) {
-  return mount.path + ":" + mount.path + (mount.readOnly ? ":ro" : "");
+  return mount.source + ":" + mount.path + (mount.readOnly ? ":ro" : "");
 }
 
 }  // namespace kaja::personas

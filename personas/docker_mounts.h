@@ -11,7 +11,8 @@ namespace kaja::personas {
 
 /// One folder to mount.
 struct DockerMount {
-  std::string path;                    ///< absolute and canonical; mounted at the same path
+  std::string source;                  ///< the folder on the host: absolute, symlinks resolved
+  std::string path;                    ///< where it is mounted: the persona's path, `~` expanded
   bool readOnly = true;                ///< every persona entry naming it marks it read-only
   std::vector<std::string> personas;   ///< the personas that name it, sorted
   std::vector<std::string> abilities;  ///< the abilities it is given to, sorted
@@ -22,17 +23,18 @@ struct DockerMountPlan {
   std::vector<DockerMount> mounts;  ///< sorted by path, so a parent comes before its children
   /// Folders skipped because they do not exist (or are not folders), and broken personas.
   std::vector<std::string> warnings;
-  /// Folders `-v` cannot express (a ':' or ',' in the path, or a control character).
+  /// Folders `-v` or a shell cannot carry (a space, ":", ",", "*", "?", "[" or a control
+  /// character in the path).
   std::vector<std::string> refused;
 };
 
 /// Plans the mounts for every folder any persona of `catalog` gives any ability, or, when
-/// `ability` is not empty, gives that ability. `~` expands to `home`; symlinks are resolved,
-/// so a folder is mounted where kaja's roots and folder checks see it.
+/// `ability` is not empty, gives that ability. `~` expands to `home`. Each folder is mounted
+/// at the path its persona names (a symlink's own path), from the folder it resolves to.
 DockerMountPlan planDockerMounts(const marketplace::Catalog& catalog, const std::string& home,
                                  const std::string& ability = "");
 
-/// Returns the value of `docker run -v` for `mount`: "PATH:PATH" or "PATH:PATH:ro".
+/// Returns the value of `docker run -v` for `mount`: "SOURCE:PATH" or "SOURCE:PATH:ro".
 std::string volumeOf(const DockerMount& mount);
 
 }  // namespace kaja::personas

@@ -88,6 +88,10 @@ TEST_F(CompletionCliTest, CompletesCommandsOptionsAndNames) {
   EXPECT_THAT(complete({"doctor", "--timeout", ""}), IsEmpty());
   EXPECT_THAT(complete({"nonsense", ""}), IsEmpty());
   EXPECT_THAT(complete({"add", "x", "--", ""}), IsEmpty());
+  // A folder that is no valid ability name (a broken manifest) is never offered.
+  root_.write("config/kaja/marketplace/abilities/echo;rm -rf ~/mcp.toml", "x");
+  root_.write("config/kaja/marketplace/abilities/echo$(touch x)/mcp.toml", "x");
+  EXPECT_THAT(complete({"get", "ec"}), ElementsAre("echo", "echo-two"));
 }
 
 TEST_F(CompletionCliTest, ToolsComeFromTheCacheAndOnlyPlainNamesAreOffered) {
@@ -183,6 +187,7 @@ TEST_F(CompletionCliTest, HelpAndTheManPageSayWhatEachCommandsHelpSays) {
   EXPECT_EQ(help.exitCode, 0);
   EXPECT_EQ(help.out, usage.out);
   EXPECT_EQ(kaja({"help", "call"}).out, kaja({"call", "--help"}).out);
+  EXPECT_EQ(kaja({"help", "docker", "mounts"}).out, kaja({"docker", "--help"}).out);
   auto unknown = kaja({"help", "cal"});
   EXPECT_EQ(unknown.exitCode, 2);
   EXPECT_THAT(unknown.err, HasSubstr("did you mean \"call\"?"));

@@ -80,14 +80,15 @@ TEST_F(DockerMountsCliTest, EachFolderAtItsOwnPathReadOnlyOnlyWhenEveryPersonaSa
       line += c;
     }
   }
+  // The link is mounted at its own path, from the folder it points to.
   EXPECT_THAT(lines, ElementsAre("-v " + home_ + "/docs:" + home_ + "/docs:ro",
                                  "-v " + home_ + "/docs/drafts:" + home_ + "/docs/drafts",
+                                 "-v " + home_ + "/real:" + home_ + "/link",
                                  "-v " + home_ + "/notes:" + home_ + "/notes",
-                                 "-v " + home_ + "/real:" + home_ + "/real",
-                                 "-v " + home_ + "/shared:" + home_ + "/shared",
-                                 "-v '" + home_ + "/sp ace:" + home_ + "/sp ace'"));
-  // Folders that are missing are warnings, not failures.
-  EXPECT_EQ(result.exitCode, 0);
+                                 "-v " + home_ + "/shared:" + home_ + "/shared"));
+  // A space would split `$(kaja docker mounts)` into other options: refused by name.
+  EXPECT_EQ(result.exitCode, 1);
+  EXPECT_THAT(result.err, HasSubstr("cannot mount " + home_ + "/sp ace (persona \"two\")"));
   EXPECT_THAT(result.err, HasSubstr("skipped ~/missing (persona \"one\"): it is not an existing "
                                     "folder; create it, then run this again."));
   EXPECT_THAT(result.err, HasSubstr("skipped ~/afile"));
@@ -105,23 +106,58 @@ TEST_F(DockerMountsCliTest, AFolderVCannotCarryIsRefusedByNameAndTheRestStillPri
   EXPECT_THAT(result.out, Not(HasSubstr("a:b")));
 }
 
+TEST_F(DockerMountsCliTest, NoFolderNameBecomesAnotherDockerOption) {
+  for (const char* name :
+       {"p --privileged --pid=host x", "tab\there", "star*", "q?", "br[1]", "new\nline"}) {
+    fs::create_directories(home_ + "/" + name);
+  }
+  root_.write("market/personas/three.toml", R"(abilities = [{ name = "fs", roots = [
+    { path = "~/p --privileged --pid=host x", readOnly = true }, "~/tab\there", "~/star*",
+    "~/q?", "~/br[1]", "~/new\nline"] }])");
+  auto result = kaja({"docker", "mounts"});
+  EXPECT_EQ(result.exitCode, 1);
+  // What the shell would pass docker from $(kaja docker mounts): only -v and its values.
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : result.out + "\n") {
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (!word.empty()) words.push_back(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  ASSERT_EQ(words.size() % 2, 0u) << result.out;
+  for (size_t i = 0; i < words.size(); i += 2) {
+    EXPECT_EQ(words[i], "-v");
+    EXPECT_TRUE(words[i + 1].starts_with("/")) << words[i + 1];
+    EXPECT_EQ(words[i + 1].find_first_of("*?["), std::string::npos) << words[i + 1];
+  }
+  EXPECT_THAT(result.out, Not(HasSubstr("privileged")));
+  EXPECT_THAT(result.err, HasSubstr("cannot mount " + home_ + "/p --privileged --pid=host x"));
+  EXPECT_THAT(result.err, HasSubstr("cannot mount " + home_ + "/new\\x0aline"));
+}
+
 TEST_F(DockerMountsCliTest, JsonNamesWhoGivesEachFolder) {
   auto result = kaja({"docker", "mounts", "--json"});
-  EXPECT_EQ(result.exitCode, 0) << result.err;
+  EXPECT_EQ(result.exitCode, 1) << result.err;  // the folder with a space
   json out = json::parse(result.out);
-  ASSERT_EQ(out["mounts"].size(), 6u) << out.dump(2);
+  ASSERT_EQ(out["mounts"].size(), 5u) << out.dump(2);
   const json& docs = out["mounts"][0];
   EXPECT_EQ(docs["path"], home_ + "/docs");
   EXPECT_EQ(docs["readOnly"], true);
   EXPECT_EQ(docs["personas"], json::array({"one", "two"}));
   EXPECT_EQ(docs["abilities"], json::array({"fs", "img"}));
+  const json& link = out["mounts"][2];
+  EXPECT_EQ(link["path"], home_ + "/link");
+  EXPECT_EQ(link["source"], home_ + "/real");
   const json& shared = out["mounts"][4];
   EXPECT_EQ(shared["path"], home_ + "/shared");
   EXPECT_EQ(shared["readOnly"], false);
   EXPECT_EQ(out["args"][0], "-v");
   EXPECT_EQ(out["args"][1], home_ + "/docs:" + home_ + "/docs:ro");
   EXPECT_EQ(out["warnings"].size(), 2u);
-  EXPECT_TRUE(out["refused"].empty());
+  EXPECT_EQ(out["refused"].size(), 1u);
 }
 
 TEST_F(DockerMountsCliTest, ADockerRunAbilityGetsTheFoldersPersonasGiveIt) {
