@@ -99,6 +99,20 @@ DockerMountPlan planDockerMounts(const marketplace::Catalog& catalog, const std:
     }
   }
   for (auto& [path, gathered] : folders) {
+    // A link inside another mounted folder stays a link in the container, and Docker would
+    // follow it there to mount over whatever it names (the image's /etc, say).
+    const bool linkInsideMount =
+        gathered.source != path &&
+        std::any_of(folders.begin(), folders.end(), [&](const auto& other) {
+          return other.first != path && path.starts_with(other.first + "/");
+        });
+    if (linkInsideMount) {
+      plan.refused.push_back("cannot mount " + printable(path) +
+                             ": it is a symlink inside another mounted folder, which Docker "
+                             "would follow in the container; give the folder it points to (" +
+                             printable(gathered.source) + ") in the persona instead.");
+      continue;
+    }
     plan.mounts.push_back({gathered.source,
                            path,
                            gathered.readOnly,

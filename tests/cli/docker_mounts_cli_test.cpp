@@ -138,6 +138,20 @@ TEST_F(DockerMountsCliTest, NoFolderNameBecomesAnotherDockerOption) {
   EXPECT_THAT(result.err, HasSubstr("cannot mount " + home_ + "/new\\x0aline"));
 }
 
+TEST_F(DockerMountsCliTest, ALinkInsideAnotherMountedFolderIsRefused) {
+  fs::create_symlink("/etc", home_ + "/shared/etc");
+  root_.write(
+      "market/personas/three.toml",
+      "abilities = [{ name = \"fs\", roots = [{ path = \"~/shared/etc\", readOnly = true }] }]\n");
+  auto result = kaja({"docker", "mounts"});
+  EXPECT_EQ(result.exitCode, 1);
+  EXPECT_THAT(result.err, HasSubstr("cannot mount " + home_ +
+                                    "/shared/etc: it is a symlink inside "
+                                    "another mounted folder"));
+  EXPECT_THAT(result.out, Not(HasSubstr("/etc:")));
+  EXPECT_THAT(result.out, HasSubstr(home_ + "/shared:" + home_ + "/shared"));
+}
+
 TEST_F(DockerMountsCliTest, JsonNamesWhoGivesEachFolder) {
   auto result = kaja({"docker", "mounts", "--json"});
   EXPECT_EQ(result.exitCode, 1) << result.err;  // the folder with a space
