@@ -13,6 +13,7 @@
 
 #include "cli/args.h"
 #include "cli/command.h"
+#include "cli/help.h"
 #include "cli/output.h"
 #include "core/gateway/metadata_cache.h"
 #include "core/paths.h"
@@ -56,6 +57,12 @@ const std::vector<Rule>& rules() {
       {"help", "", {{Kind::kCommand, {}}}, false},
   };
   return table;
+}
+
+Words commandNames() {
+  Words names;
+  for (const auto& command : commands()) names.emplace_back(command.name);
+  return names;
 }
 
 // Where names come from; the real one reads the catalog and the metadata cache.
@@ -140,11 +147,8 @@ Words candidatesOf(const Position& position, const Words& positionals, const Sou
       return sources.personas();
     case Kind::kTool:
       return positionals.empty() ? Words{} : sources.tools(positionals.front());
-    case Kind::kCommand: {
-      Words names;
-      for (const auto& command : commands()) names.emplace_back(command.name);
-      return names;
-    }
+    case Kind::kCommand:
+      return commandNames();
     case Kind::kWords:
       return position.words;
     case Kind::kNone:
@@ -188,13 +192,10 @@ Words complete(const Words& words, const Sources& sources) {
     if (current.starts_with("-")) {
       out = {"--help", "--verbose", "--version"};
     } else {
-      for (const auto& command : commands()) out.emplace_back(command.name);
+      out = commandNames();
     }
   } else {
-    const Command* command = nullptr;
-    for (const auto& candidate : commands()) {
-      if (candidate.name == words[at]) command = &candidate;
-    }
+    const Command* command = findCommand(words[at]);
     if (command == nullptr) return {};
     std::set<std::string> valued;
     Words options = optionsOf(*command, valued);

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/paths.h"
+#include "core/util/quote.h"
 #include "personas/persona_resolver.h"
 
 namespace kaja::personas {
@@ -21,23 +22,6 @@ bool volumeCanCarry(const std::string& path) {
     return c == ':' || c == ',' || c == ' ' || c == '*' || c == '?' || c == '[' || byte < 0x20 ||
            byte == 0x7F;
   });
-}
-
-// The folder with control characters shown as escapes, for a message on one line.
-std::string printable(const std::string& path) {
-  std::string out;
-  for (char c : path) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7F) {
-      constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[byte >> 4];
-      out += kHex[byte & 0xF];
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 struct Gathered {
@@ -69,9 +53,9 @@ DockerMountPlan planDockerMounts(const marketplace::Catalog& catalog, const std:
         std::error_code ec;
         if (!resolved || !std::filesystem::is_directory(*resolved, ec)) {
           if (warned.insert(root.path).second) {
-            plan.warnings.push_back("skipped " + printable(root.path) + " (persona \"" +
-                                    record.name + "\"): it is not an existing folder; create " +
-                                    "it, then run this again.");
+            plan.warnings.push_back(
+                "skipped " + core::escapeForMessage(root.path) + " (persona \"" + record.name +
+                "\"): it is not an existing folder; create " + "it, then run this again.");
           }
           continue;
         }
@@ -83,7 +67,7 @@ DockerMountPlan planDockerMounts(const marketplace::Catalog& catalog, const std:
         if (!volumeCanCarry(*resolved) || !volumeCanCarry(target)) {
           if (refused.insert(target).second) {
             plan.refused.push_back(
-                "cannot mount " + printable(shown) + " (persona \"" + record.name +
+                "cannot mount " + core::escapeForMessage(shown) + " (persona \"" + record.name +
                 "\") with -v: the path holds a space, ':', ',', '*', '?', '[' or a control "
                 "character, which -v or the shell would split; mount it with --mount "
                 "type=bind,\"source=PATH\",\"target=PATH\" instead, or rename it.");
@@ -107,10 +91,10 @@ DockerMountPlan planDockerMounts(const marketplace::Catalog& catalog, const std:
           return other.first != path && path.starts_with(other.first + "/");
         });
     if (linkInsideMount) {
-      plan.refused.push_back("cannot mount " + printable(path) +
+      plan.refused.push_back("cannot mount " + core::escapeForMessage(path) +
                              ": it is a symlink inside another mounted folder, which Docker "
                              "would follow in the container; give the folder it points to (" +
-                             printable(gathered.source) + ") in the persona instead.");
+                             core::escapeForMessage(gathered.source) + ") in the persona instead.");
       continue;
     }
     plan.mounts.push_back({gathered.source,

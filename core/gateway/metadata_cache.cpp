@@ -35,6 +35,13 @@ std::string sha256Hex(const std::string& text) {
   return out;
 }
 
+// Returns true when `file` (a name in the cache folder) is an entry of `ability`, for any
+// configuration: "<ability>-<32 hex>.json".
+bool isEntryOf(const std::string& file, const std::string& ability) {
+  return file.starts_with(ability + "-") && file.ends_with(".json") &&
+         file.size() == ability.size() + 1 + 32 + 5;
+}
+
 // The largest entry kaja reads; a server's tool list is far smaller.
 constexpr std::size_t kMaxEntryBytes = std::size_t{8} * 1024 * 1024;
 
@@ -186,11 +193,9 @@ Result<void> MetadataCache::save(const Activation& activation, const mcp::Server
                       {"tools", std::move(list)}};
   if (auto written = writeFileAtomically(file, entry.dump(), 0600); !written) return written;
   // Entries for the ability's earlier configurations can never be read again.
-  const std::string prefix = activation.ability.name + "-";
   for (const auto& old : fs::directory_iterator(dir_, ec)) {
-    const std::string name = old.path().filename().string();
-    if (name.starts_with(prefix) && name.ends_with(".json") &&
-        name.size() == prefix.size() + 32 + 5 && old.path().string() != file) {
+    if (isEntryOf(old.path().filename().string(), activation.ability.name) &&
+        old.path().string() != file) {
       fs::remove(old.path(), ec);
     }
   }
@@ -200,14 +205,9 @@ Result<void> MetadataCache::save(const Activation& activation, const mcp::Server
 std::vector<std::string> MetadataCache::toolNames(const std::string& ability) const {
   std::vector<std::string> names;
   if (dir_.empty() || ability.empty()) return names;
-  const std::string prefix = ability + "-";
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    const std::string file = entry.path().filename().string();
-    if (!file.starts_with(prefix) || !file.ends_with(".json") ||
-        file.size() != prefix.size() + 32 + 5) {
-      continue;
-    }
+    if (!isEntryOf(entry.path().filename().string(), ability)) continue;
     const auto text = readEntry(entry.path().string());
     if (!text) continue;
     const Json parsed = Json::parse(*text, nullptr, false);

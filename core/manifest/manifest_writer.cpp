@@ -107,12 +107,6 @@ class Staged {
   std::string path_;
 };
 
-// Errors about the temporary file name the file it becomes.
-Error aboutFinalFile(Error error, const std::string& temp, const std::string& file) {
-  if (error.context.starts_with(temp)) error.context = file + error.context.substr(temp.size());
-  return error;
-}
-
 TomlValue personaEntry(const PersonaEntry& entry) {
   if (!entry.tools && entry.roots.empty()) return stringValue(entry.ability);
   TomlValue table;
@@ -295,6 +289,12 @@ Result<Ability> writeAbilityManifest(const std::string& abilitiesDir, const std:
     return fail(ErrorCode::kUsage, "an ability named \"" + name + "\" already exists in " + folder +
                                        "; give --force to replace its manifest.");
   }
+  // Checked by the loader before anything touches the disk, with errors naming the file it
+  // becomes.
+  auto root = parseTomlText(text, file);
+  if (!root) return std::unexpected(root.error());
+  auto ability = abilityFromToml(*root, name, file);
+  if (!ability) return std::unexpected(ability.error());
   if (auto made = makeDirectories(abilitiesDir, 0700); !made) return std::unexpected(made.error());
   // A new ability is staged as a hidden folder (the catalog skips those) and renamed whole.
   const std::string stage = exists ? folder : abilitiesDir + "/." + name + ".new-" + randomSuffix();
@@ -307,10 +307,6 @@ Result<Ability> writeAbilityManifest(const std::string& abilitiesDir, const std:
   if (auto written = writeNewFile(temp, text, 0644); !written) {
     return std::unexpected(written.error());
   }
-  auto root = parseTomlFile(temp);
-  if (!root) return std::unexpected(aboutFinalFile(root.error(), temp, file));
-  auto ability = abilityFromToml(*root, name, file);
-  if (!ability) return std::unexpected(ability.error());
   if (beforeRename) {
     if (auto ok = beforeRename(); !ok) return std::unexpected(ok.error());
   }
@@ -328,16 +324,16 @@ Result<Persona> writePersonaFile(const std::string& file, std::string_view text)
   fs::path path(file);
   const std::string dir = path.parent_path().string();
   const std::string name = path.stem().string();
+  auto root = parseTomlText(text, file);
+  if (!root) return std::unexpected(root.error());
+  auto persona = personaFromToml(*root, name, file);
+  if (!persona) return std::unexpected(persona.error());
   if (auto made = makeDirectories(dir, 0700); !made) return std::unexpected(made.error());
   const std::string temp = dir + "/." + path.filename().string() + ".tmp-" + randomSuffix();
   Staged staged(temp);
   if (auto written = writeNewFile(temp, text, 0644); !written) {
     return std::unexpected(written.error());
   }
-  auto root = parseTomlFile(temp);
-  if (!root) return std::unexpected(aboutFinalFile(root.error(), temp, file));
-  auto persona = personaFromToml(*root, name, file);
-  if (!persona) return std::unexpected(persona.error());
   if (::rename(temp.c_str(), file.c_str()) != 0) {
     return fail(ErrorCode::kIo, syscallMessage("rename", file, errno));
   }

@@ -135,7 +135,7 @@ TEST_F(DockerMountsCliTest, NoFolderNameBecomesAnotherDockerOption) {
   }
   EXPECT_THAT(result.out, Not(HasSubstr("privileged")));
   EXPECT_THAT(result.err, HasSubstr("cannot mount " + home_ + "/p --privileged --pid=host x"));
-  EXPECT_THAT(result.err, HasSubstr("cannot mount " + home_ + "/new\\x0aline"));
+  EXPECT_THAT(result.err, HasSubstr("cannot mount " + home_ + "/new\\nline"));
 }
 
 TEST_F(DockerMountsCliTest, ALinkInsideAnotherMountedFolderIsRefused) {
