@@ -15,20 +15,39 @@ Options& options() {
   return instance;
 }
 
+std::string asSentence(std::string_view message) {
+  std::string text(message);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\t')) {
+    text.pop_back();
+  }
+  if (text.empty()) return text;
+  const char last = text.back();
+  if (last != '.' && last != '?' && last != '!') text += '.';
+  return text;
+}
+
 // Messages often quote what a server said, so every one is written as one safe line.
 void printError(const core::Error& error) {
-  std::fprintf(stderr, "kaja: error: %s\n", oneLine(error.describe()).c_str());
+  std::fprintf(stderr, "kaja: error: %s\n", oneLine(asSentence(error.describe())).c_str());
   if (options().verbose && !error.detail.empty()) {
     std::fprintf(stderr, "%s\n", safeText(error.detail).c_str());
   }
 }
 
 void printError(std::string_view message) {
-  std::fprintf(stderr, "kaja: error: %s\n", oneLine(message).c_str());
+  std::fprintf(stderr, "kaja: error: %s\n", oneLine(asSentence(message)).c_str());
 }
 
 void printWarning(std::string_view message) {
-  std::fprintf(stderr, "kaja: warning: %s\n", oneLine(message).c_str());
+  std::fprintf(stderr, "kaja: warning: %s\n", oneLine(asSentence(message)).c_str());
+}
+
+void printNote(std::string_view message) {
+  std::fprintf(stderr, "kaja: %s\n", oneLine(asSentence(message)).c_str());
+}
+
+void printRefusal(std::string_view message) {
+  std::fprintf(stderr, "kaja: refused: %s\n", oneLine(asSentence(message)).c_str());
 }
 
 std::string oneLine(std::string_view text) { return core::escapeForTerminal(text, false); }
@@ -128,6 +147,40 @@ std::vector<std::string> wrapWords(std::string_view text, size_t width) {
   return lines;
 }
 
+std::vector<std::string> breakWord(std::string_view text, size_t width) {
+  std::vector<std::string> pieces;
+  while (width > 0 && displayWidth(text) > width) {
+    // The byte just past `width` columns, and the best break at or before it.
+    size_t end = 0;
+    size_t columns = 0;
+    while (end < text.size()) {
+      bool starts = (static_cast<unsigned char>(text[end]) & 0xC0) != 0x80;
+      if (starts && columns++ == width) break;
+      ++end;
+    }
+    size_t cut = end;
+    size_t half = end / 2;
+    if (size_t at = end < 2 ? std::string_view::npos : text.rfind("__", end - 2);
+        at != std::string_view::npos && at + 2 > half) {
+      cut = at + 2;
+    } else if (size_t mark = text.find_last_of("_-|,./", end - 1);
+               mark != std::string_view::npos && mark + 1 > half) {
+      cut = mark + 1;
+    }
+    pieces.emplace_back(text.substr(0, cut));
+    text.remove_prefix(cut);
+  }
+  pieces.emplace_back(text);
+  return pieces;
+}
+
+std::pair<size_t, bool> Table::capOf(size_t column) const {
+  for (const auto& [wraps, width] : wrapped_) {
+    if (wraps == column) return {width, true};
+  }
+  return {24, false};
+}
+
 std::string Table::render(size_t width, bool colourHeader) const {
   size_t columns = headers_.size();
   std::vector<size_t> widths(columns);
@@ -140,26 +193,37 @@ std::string Table::render(size_t width, bool colourHeader) const {
   // Fixed columns keep their natural width up to a cap; the last one gets the rest.
   size_t used = 0;
   for (size_t c = 0; c + 1 < columns; ++c) {
-    widths[c] = std::min<size_t>(widths[c], 24);
+    widths[c] = std::min(widths[c], capOf(c).first);
     used += widths[c] + 2;
   }
   widths[columns - 1] = width > used + 10 ? width - used : 10;
 
-  size_t indent = used;
   auto line = [&](const std::vector<std::string>& cells, bool header) {
+    // Each cell as the lines it takes: the last column wraps at spaces, a wrapped column
+    // breaks its text, any other is cut to fit.
+    std::vector<std::vector<std::string>> pieces(columns);
+    size_t height = 1;
+    for (size_t c = 0; c < columns; ++c) {
+      if (c + 1 == columns) {
+        pieces[c] = wrapWords(cells.size() >= columns ? cells.back() : "", widths[c]);
+      } else {
+        std::string cell = c < cells.size() ? cells[c] : "";
+        pieces[c] = capOf(c).second ? breakWord(cell, widths[c])
+                                    : std::vector<std::string>{fitWidth(cell, widths[c])};
+      }
+      height = std::max(height, pieces[c].size());
+    }
     std::string out;
-    for (size_t c = 0; c + 1 < columns; ++c) {
-      std::string cell = fitWidth(c < cells.size() ? cells[c] : "", widths[c]);
-      out += cell + std::string(widths[c] + 2 - displayWidth(cell), ' ');
+    for (size_t i = 0; i < height; ++i) {
+      std::string text;
+      for (size_t c = 0; c < columns; ++c) {
+        std::string piece = i < pieces[c].size() ? pieces[c][i] : "";
+        text += piece;
+        if (c + 1 < columns) text += std::string(widths[c] + 2 - displayWidth(piece), ' ');
+      }
+      while (!text.empty() && text.back() == ' ') text.pop_back();
+      out += (i > 0 ? "\n" : "") + text;
     }
-    // The last column wraps at spaces onto indented lines rather than being cut.
-    std::vector<std::string> pieces =
-        wrapWords(cells.size() >= columns ? cells.back() : "", widths[columns - 1]);
-    for (size_t i = 0; i < pieces.size(); ++i) {
-      if (i > 0) out += "\n" + std::string(indent, ' ');
-      out += pieces[i];
-    }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
     return (header ? colour(out, "1", colourHeader) : out) + "\n";
   };
   std::string out = line(headers_, true);
