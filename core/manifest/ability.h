@@ -77,6 +77,9 @@ struct Ability {
   std::optional<std::string> command;
   std::vector<std::string> args;
   std::map<std::string, std::string> env;
+  /// The folder a stdio server starts in: an absolute path or one under `~/`; unset means
+  /// kaja's own working folder.
+  std::optional<std::string> cwd;
   bool roots = false;
   std::vector<std::string> pathArgs;
   bool localOnly = false;
@@ -90,8 +93,9 @@ struct Ability {
   [[nodiscard]] bool needsKey() const { return auth.has_value() && !auth->keyless; }
   /// Returns true for http and sse abilities.
   [[nodiscard]] bool isRemote() const { return transport != Transport::kStdio; }
-  /// Returns true when the ability may only run on the user's own machine (K17).
-  [[nodiscard]] bool isLocalOnly() const { return localOnly || roots; }
+  /// Returns true when the ability may only run on the user's own machine (K17): it is
+  /// marked so, works on the user's folders, or starts in one of them (`cwd`).
+  [[nodiscard]] bool isLocalOnly() const { return localOnly || roots || cwd.has_value(); }
 };
 
 }  // namespace kaja::core

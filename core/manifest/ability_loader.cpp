@@ -1,5 +1,6 @@
 #include "core/manifest/ability_loader.h"
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <utility>
@@ -9,7 +10,7 @@
 namespace kaja::core {
 namespace {
 
-constexpr std::array<std::string_view, 19> kTopKeys = {"description",
+constexpr std::array<std::string_view, 20> kTopKeys = {"description",
                                                        "transport",
                                                        "url",
                                                        "auth",
@@ -20,6 +21,7 @@ constexpr std::array<std::string_view, 19> kTopKeys = {"description",
                                                        "command",
                                                        "args",
                                                        "env",
+                                                       "cwd",
                                                        "roots",
                                                        "pathArgs",
                                                        "localOnly",
@@ -142,6 +144,14 @@ bool hasDotDotSegment(std::string_view path) {
   return false;
 }
 
+// An absolute path or one under ~/, as a working folder must be: kaja's own working folder
+// is no folder a manifest can rely on.
+bool isFolderPath(std::string_view path) {
+  if (!path.starts_with('/') && path != "~" && !path.starts_with("~/")) return false;
+  return std::none_of(path.begin(), path.end(),
+                      [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
 // Cross-field errors point at the line of the key that breaks the rule, or at line 1.
 class RuleError {
  public:
@@ -226,6 +236,7 @@ Result<Ability> abilityFromToml(const TomlValue& root, const std::string& name,
   KAJA_READ(ability.command, top.string("command"));
   KAJA_READ(ability.args, top.strings("args"));
   KAJA_READ(ability.env, top.stringMap("env"));
+  KAJA_READ(ability.cwd, top.string("cwd"));
   KAJA_READ(ability.roots, top.boolean("roots"));
   KAJA_READ(ability.pathArgs, top.strings("pathArgs"));
   KAJA_READ(ability.localOnly, top.boolean("localOnly"));
@@ -302,6 +313,11 @@ Result<void> validate(const Ability& ability, const LineLookup& lineOf) {
                    "\"auth\" with in = \"header\" needs an http or sse ability; a stdio server "
                    "takes its key with in = \"env\".");
     }
+    if (ability.cwd && !isFolderPath(*ability.cwd)) {
+      return error("cwd",
+                   "\"cwd\" must be an absolute path or one that starts with ~/, without control "
+                   "characters.");
+    }
     return {};
   }
   std::string transport = toString(ability.transport);
@@ -313,7 +329,8 @@ Result<void> validate(const Ability& ability, const LineLookup& lineOf) {
   for (auto [key, set] :
        {std::pair{"package", ability.package.has_value()},
         std::pair{"command", ability.command.has_value()}, std::pair{"args", !ability.args.empty()},
-        std::pair{"env", !ability.env.empty()}, std::pair{"roots", ability.roots}}) {
+        std::pair{"env", !ability.env.empty()}, std::pair{"cwd", ability.cwd.has_value()},
+        std::pair{"roots", ability.roots}}) {
     if (set) {
       return error(key, "\"" + std::string(key) + "\" only applies to stdio abilities, not to a " +
                             transport + " one.");

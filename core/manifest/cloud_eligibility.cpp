@@ -13,6 +13,9 @@ std::optional<std::string> cloudRefusal(const Ability& ability, bool shared) {
   }
   if (ability.roots) return name + " works on the user's own folders (roots), so it stays local";
   if (ability.localOnly) return name + " is marked localOnly, so it stays local";
+  if (ability.cwd) {
+    return name + " starts in one of the user's own folders (cwd), so it stays local";
+  }
   if (ability.needsKey()) {
     return name + " needs a key, and a stdio server with a key stays on the user's machine";
   }

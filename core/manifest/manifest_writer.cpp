@@ -163,6 +163,7 @@ Result<AbilityPlan> planAbility(const AbilityDraft& draft) {
   if (draft.npm) ability.package = PackageSpec{draft.npm, std::nullopt, std::nullopt};
   ability.command = draft.command;
   ability.args = draft.args;
+  ability.cwd = draft.cwd;
   auto takeKey = [&](const std::string& name, KeyPlacement in, std::string prefix,
                      std::string key) -> Result<void> {
     if (ability.auth && ability.auth->name != name) {
@@ -236,6 +237,7 @@ std::string formatAbility(const Ability& ability) {
   }
   if (ability.command) put(root, "command", stringValue(*ability.command));
   if (!ability.args.empty()) put(root, "args", stringArray(ability.args));
+  if (ability.cwd) put(root, "cwd", stringValue(*ability.cwd));
   if (ability.roots) put(root, "roots", boolValue(true));
   if (!ability.env.empty()) {
     TomlValue env;

@@ -23,6 +23,7 @@ struct AbilityDraft {
   std::optional<std::string> npm;  ///< "name@version"
   std::optional<std::string> command;
   std::vector<std::string> args;
+  std::optional<std::string> cwd;                            ///< the server's working folder
   std::vector<std::pair<std::string, std::string>> env;      ///< in the order given
   std::vector<std::pair<std::string, std::string>> headers;  ///< in the order given
 };
@@ -51,7 +52,7 @@ bool looksSecret(std::string_view name);
 Result<AbilityPlan> planAbility(const AbilityDraft& draft);
 
 /// Returns `ability` as mcp.toml text: the fields a command line can set (description,
-/// transport, url, auth, package, command, args, env, approval when not "writes"), every
+/// transport, url, auth, package, command, args, cwd, env, approval when not "writes"), every
 /// string quoted and escaped.
 std::string formatAbility(const Ability& ability);
 

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "core/manifest/cloud_eligibility.h"
+#include "core/paths.h"
 #include "core/runner/docker_probe.h"
 
 namespace kaja::core {
@@ -197,6 +198,7 @@ bool resolveStdio(const Ability& ability, const RunnerContext& context,
     plan.shownEnv.push_back(ability.auth->name);
   }
   plan.env = std::move(env.vars);
+  if (ability.cwd) plan.workingDir = expandHome(*ability.cwd, context.host.get("HOME"));
   out.runner = chosen->runner;
   out.launch = std::move(plan);
   return true;

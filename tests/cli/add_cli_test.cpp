@@ -173,7 +173,8 @@ TEST_F(AddCliTest, BadInputChangesNoFile) {
   expectRefusedUnchanged({"add", "rel", "ftp://example.invalid/x"}, "after --");
   expectRefusedUnchanged({"add-json", "broken", "{\"command\": \"x\",\n \"args\": [1,}"},
                          "line 2, column");
-  expectRefusedUnchanged({"add-json", "cwdful", R"({"command": "x", "cwd": "/tmp"})"}, "cwd");
+  expectRefusedUnchanged({"add-json", "cwdful", R"({"command": "x", "cwd": "srv"})"},
+                         "\"cwd\" is the relative path");
   expectRefusedUnchanged({"remove", "echo"}, "kaja persona remove default echo");
   expectRefusedUnchanged({"remove", "mnie"}, "Did you mean \"mine\"?");
   expectRefusedUnchanged({"get", "ech"}, "Did you mean \"echo\"?");
