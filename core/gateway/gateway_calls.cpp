@@ -215,7 +215,12 @@ void GatewaySession::callFinished(const Json& id, const policy::CallOutcome& out
     return respond(id, textResult("kaja: the call failed: " + why, true));
   }
   Json result = outcome.result->raw;
-  if (!outcome.backups.empty()) result["_meta"]["kaja/backups"] = outcome.backups;
+  // kaja's own key in _meta; a server's result was checked to hold an object there, but a
+  // type error here would end the whole gateway, so that is checked again.
+  if (!outcome.backups.empty() && result.is_object() &&
+      (!result.contains("_meta") || result["_meta"].is_object())) {
+    result["_meta"]["kaja/backups"] = outcome.backups;
+  }
   respond(id, std::move(result));
 }
 

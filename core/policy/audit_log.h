@@ -2,7 +2,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
@@ -43,8 +46,58 @@ std::vector<std::string> argumentNames(const mcp::Json& arguments);
 /// Returns `time` as ISO-8601 UTC with milliseconds: "2026-11-29T19:30:00.123Z".
 std::string formatIsoUtc(std::chrono::system_clock::time_point time);
 
+/// Returns `time` on this machine's clock (TZ) to the second: "2026-11-29 20:30:00".
+std::string formatLocalTime(std::chrono::system_clock::time_point time);
+
+/// Returns one audit row as the JSON object formatAuditLine writes.
+mcp::Json auditRowJson(const AuditRecord& record);
+
 /// Returns one audit row as a JSON object on one line, ending in '\n'.
 std::string formatAuditLine(const AuditRecord& record);
+
+/// Returns "allowed", "refused", "declined" or "failed" as a decision; nullopt otherwise.
+std::optional<AuditDecision> parseAuditDecision(std::string_view text);
+
+/// Returns the time formatIsoUtc wrote ("2026-11-29T19:30:00.123Z"); nullopt for other text.
+std::optional<std::chrono::system_clock::time_point> parseIsoUtc(std::string_view text);
+
+/// Reads back one row formatAuditLine wrote (with or without its '\n'). kProtocol saying
+/// what is wrong for a line that is no row: not JSON, no object, or a field missing
+/// (time, ability, tool, decision) or of the wrong type. Fields it does not know are ignored.
+Result<AuditRecord> parseAuditLine(std::string_view line);
+
+/// Returns `<dataDir>/audit.jsonl`, the file AuditLog::open writes.
+std::string auditLogPath(const std::string& dataDir);
+
+/// The longest line readAuditLog takes for a row; a longer one is skipped as damaged without
+/// being held in memory. A real row is a few hundred bytes.
+inline constexpr size_t kMaxAuditLine = size_t{1024} * 1024;
+
+/// Which rows readAuditLog hands back.
+struct AuditQuery {
+  /// Only rows at or after this time.
+  std::optional<std::chrono::system_clock::time_point> since;
+  std::string ability;  ///< only this ability's rows; "" for every ability
+  size_t limit = 0;     ///< only the newest this many of the rows selected; 0 for all
+};
+
+/// What readAuditLog found besides the rows.
+struct AuditReadReport {
+  bool missing = false;  ///< there is no log yet: no call has been audited
+  size_t rows = 0;       ///< rows handed on
+  size_t damaged = 0;    ///< lines skipped as no row (not JSON, cut off, longer than the limit)
+  bool earlier = false;  ///< the limit left out lines written before the first row handed on
+};
+
+/// Reads the audit log at `path` and calls `row` for each row `query` selects, oldest first
+/// (as they were written). Memory stays at one line whatever the file's size: it walks
+/// back from the end to where the rows it needs begin (the newest `limit`, or the first
+/// written less than a minute before `since`, the slack for rows of several processes written
+/// out of order), then reads forward from there. Rows appended meanwhile are not read.
+/// Damaged lines within that stretch are skipped and counted. kIo naming the call when the
+/// file cannot be read.
+Result<AuditReadReport> readAuditLog(const std::string& path, const AuditQuery& query,
+                                     const std::function<void(const AuditRecord&)>& row);
 
 /// The audit step (T8): `<dataDir>/audit.jsonl`, one JSON line per call. Opened with
 /// O_APPEND|O_CLOEXEC and mode 0600; each line goes out in a single write(), so rows from

@@ -119,6 +119,27 @@ bool isBackupStamp(std::string_view stamp) {
   return rest.empty() || (rest.size() <= 10 && rest[0] == '-' && allDigits(rest.substr(1)));
 }
 
+std::optional<std::chrono::system_clock::time_point> parseBackupStamp(std::string_view stamp) {
+  if (!isBackupStamp(stamp)) return std::nullopt;
+  auto number = [&](size_t at, size_t length) {
+    int value = 0;
+    std::from_chars(stamp.data() + at, stamp.data() + at + length, value);
+    return value;
+  };
+  std::tm utc{};
+  utc.tm_year = number(0, 4) - 1900;
+  utc.tm_mon = number(4, 2) - 1;
+  utc.tm_mday = number(6, 2);
+  utc.tm_hour = number(9, 2);
+  utc.tm_min = number(11, 2);
+  utc.tm_sec = number(13, 2);
+  bool valid = utc.tm_mon >= 0 && utc.tm_mon < 12 && utc.tm_mday >= 1 && utc.tm_mday <= 31 &&
+               utc.tm_hour < 24 && utc.tm_min < 60 && utc.tm_sec <= 60;
+  if (!valid) return std::nullopt;
+  std::time_t seconds = ::timegm(&utc);
+  return std::chrono::system_clock::from_time_t(seconds) + std::chrono::milliseconds(number(16, 3));
+}
+
 BackupStore::BackupStore(std::string backupsDir, Clock clock, TreeLimits treeLimits)
     : backupsDir_(std::move(backupsDir)), clock_(std::move(clock)), treeLimits_(treeLimits) {}
 
@@ -250,8 +271,47 @@ Result<std::vector<BackupEntry>> BackupStore::listBackups(const std::string& res
   return entries;
 }
 
-Result<void> BackupStore::restoreBackup(const std::string& resolvedPath,
-                                        const std::string& stamp) const {
+Result<std::vector<StoredCopy>> BackupStore::listAllBackups() const {
+  namespace fs = std::filesystem;
+  std::vector<StoredCopy> copies;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(backupsDir_, fs::directory_options::none, ec);
+  if (ec) {
+    if (ec == std::errc::no_such_file_or_directory) return copies;
+    return fail(ErrorCode::kIo, "opendir(" + backupsDir_ + "): " + ec.message());
+  }
+  for (fs::recursive_directory_iterator end; it != end; it.increment(ec)) {
+    std::error_code entryError;
+    // A copy is a regular file named by a stamp; its folder, below the store, is the path
+    // of the file it was taken of.
+    if (!fs::is_regular_file(it->symlink_status(entryError))) continue;
+    auto copy = describeCopy(it->path().string());
+    if (copy) copies.push_back(std::move(*copy));
+  }
+  if (ec) return fail(ErrorCode::kIo, "readdir(" + backupsDir_ + "): " + ec.message());
+  std::sort(copies.begin(), copies.end(), [](const StoredCopy& a, const StoredCopy& b) {
+    if (a.entry.stamp != b.entry.stamp) return stampBefore(b.entry.stamp, a.entry.stamp);
+    return a.original < b.original;
+  });
+  return copies;
+}
+
+std::optional<StoredCopy> BackupStore::describeCopy(const std::string& storedPath) const {
+  std::string prefix = backupsDir_ + "/";
+  auto slash = storedPath.find_last_of('/');
+  if (!storedPath.starts_with(prefix) || slash == std::string::npos || slash < prefix.size()) {
+    return std::nullopt;
+  }
+  std::string stamp = storedPath.substr(slash + 1);
+  std::string original = storedPath.substr(backupsDir_.size(), slash - backupsDir_.size());
+  if (!isBackupStamp(stamp) || original.size() < 2) return std::nullopt;
+  struct stat info {};
+  if (::lstat(storedPath.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
+  return StoredCopy{original, {stamp, storedPath, static_cast<uint64_t>(info.st_size)}};
+}
+
+Result<std::optional<std::string>> BackupStore::restoreBackup(const std::string& resolvedPath,
+                                                              const std::string& stamp) const {
   if (!isBackupStamp(stamp)) {
     return fail(ErrorCode::kUsage, "\"" + stamp + "\" is not a backup stamp such as " +
                                        "20261129T193000.123Z; list_backups shows them.");
@@ -288,7 +348,7 @@ Result<void> BackupStore::restoreBackup(const std::string& resolvedPath,
     return fail(ErrorCode::kIo, syscallMessage(call, resolvedPath, err));
   }
   syncDirectory(dir);
-  return {};
+  return *before;
 }
 
 }  // namespace kaja::core::policy

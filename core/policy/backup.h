@@ -22,11 +22,21 @@ std::string formatBackupStamp(std::chrono::system_clock::time_point time);
 /// by "-N" when two copies fell in the same millisecond. Nothing else (no '/', no "..").
 bool isBackupStamp(std::string_view stamp);
 
+/// Returns the time `stamp` names (a "-N" suffix does not change it), or nullopt when it is
+/// not a stamp isBackupStamp accepts or names no real date and time.
+std::optional<std::chrono::system_clock::time_point> parseBackupStamp(std::string_view stamp);
+
 /// One stored copy of a file.
 struct BackupEntry {
   std::string stamp;       ///< the copy's file name
   std::string storedPath;  ///< <backupsDir>/<the file's full path>/<stamp>
   uint64_t size = 0;
+};
+
+/// One copy found by looking through the whole store: the file it was taken of, and the copy.
+struct StoredCopy {
+  std::string original;  ///< the absolute path of the file the copy was taken of
+  BackupEntry entry;
 };
 
 /// How much a folder may hold for kaja to copy it before a call moves or changes it.
@@ -65,11 +75,22 @@ class BackupStore {
   /// Returns the copies of `resolvedPath`, oldest first (empty when there are none).
   [[nodiscard]] Result<std::vector<BackupEntry>> listBackups(const std::string& resolvedPath) const;
 
+  /// Returns every copy the store holds, of every file, newest first (copies of one
+  /// millisecond by their "-N" suffix, highest first, then by the original's path). Links in
+  /// the store are not followed and names that are not stamps (a copy still being written)
+  /// are left out. Empty when nothing was ever kept; kIo naming the folder it could not read.
+  [[nodiscard]] Result<std::vector<StoredCopy>> listAllBackups() const;
+
+  /// Returns what the copy at `storedPath` (a path backupFile returned) is a copy of, with
+  /// its stamp and size; nullopt when `storedPath` is no regular file of this store.
+  [[nodiscard]] std::optional<StoredCopy> describeCopy(const std::string& storedPath) const;
+
   /// Puts copy `stamp` back at `resolvedPath`, first backing up the file it replaces (so a
-  /// restore can be undone), then replacing it atomically. kNotFound for an unknown stamp,
-  /// kUsage for a malformed one; the caller asks the person first and checks the folder.
-  [[nodiscard]] Result<void> restoreBackup(const std::string& resolvedPath,
-                                           const std::string& stamp) const;
+  /// restore can be undone), then replacing it atomically. Returns the copy kept of the file
+  /// it replaced (nullopt when there was none). kNotFound for an unknown stamp, kUsage for a
+  /// malformed one; the caller asks the person first and checks the folder.
+  [[nodiscard]] Result<std::optional<std::string>> restoreBackup(const std::string& resolvedPath,
+                                                                 const std::string& stamp) const;
 
   /// Returns the folder that holds the copies of `resolvedPath`.
   [[nodiscard]] std::string folderFor(const std::string& resolvedPath) const;
