@@ -113,11 +113,10 @@ core::Result<core::AbilityDraft> draftFrom(const ParsedArgs& parsed,
 }
 
 void reportInstalled(const Context& context, const core::Ability& ability, bool keyStored) {
-  std::fprintf(stderr, "kaja: added %s (%s)\n", ability.name.c_str(),
-               oneLine(ability.manifestPath).c_str());
+  printNote("added " + ability.name + " (" + ability.manifestPath + ")");
   if (keyStored) {
-    std::fprintf(stderr, "kaja: its key (%s) is in %s, not in the manifest\n",
-                 oneLine(ability.auth->name).c_str(), context.paths.secretsFile.c_str());
+    printNote("its key (" + ability.auth->name + ") is in " + context.paths.secretsFile +
+              ", not in the manifest");
   }
   auto runners = context.runners();
   if (!runners) return;
@@ -129,8 +128,7 @@ void reportInstalled(const Context& context, const core::Ability& ability, bool 
     printWarning(ability.name + " is " + core::toString(resolution.state) + ": " +
                  resolution.reason);
   }
-  std::fprintf(stderr, "kaja: turn it on in the active persona with `kaja enable %s`\n",
-               ability.name.c_str());
+  printNote("turn it on in the active persona with `kaja enable " + ability.name + "`");
 }
 
 }  // namespace

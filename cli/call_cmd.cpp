@@ -4,10 +4,13 @@
 
 #include "cli/args.h"
 #include "cli/command.h"
+#include "cli/json_input.h"
 #include "cli/output.h"
 #include "cli/persona_session.h"
 #include "cli/prompt.h"
+#include "core/manifest/field_reader.h"
 #include "core/policy/audit_log.h"
+#include "core/policy/backup.h"
 #include "core/policy/backup_tools.h"
 #include "core/policy/call_pipeline.h"
 #include "core/policy/terminal_approver.h"
@@ -78,9 +81,67 @@ void printResult(const mcp::ToolResult& result, bool asJson) {
   }
 }
 
-int refusedExit(const std::string& message) {
-  std::fprintf(stderr, "kaja: refused: %s\n", oneLine(message).c_str());
+// Prints the refusal with the rule it came from, which `kaja help rules` explains.
+int refusedExit(const std::string& message, const std::string& rule = "") {
+  if (rule.empty()) {
+    printRefusal(message);
+  } else {
+    const std::string code = rule.substr(0, rule.find(' '));
+    printRefusal(asSentence(message) + " (rule " + rule + "; kaja help rules " + code +
+                 " says more)");
+  }
   return kExitRefused;
+}
+
+// Parses ARGS_JSON; a parse error names the line and column where it failed.
+core::Result<json> parseArguments(const std::string& text) {
+  auto value = parseJsonInput(text);
+  if (!value) {
+    return core::fail(core::ErrorCode::kUsage, "ARGS_JSON: " + value.error().message +
+                                                   "; write it like '{\"path\": \"~/a.md\"}'");
+  }
+  if (!value->is_object()) {
+    return core::fail(core::ErrorCode::kUsage, "ARGS_JSON must be a JSON object, not " +
+                                                   std::string(value->type_name()) +
+                                                   "; write it like '{\"path\": \"~/a.md\"}'");
+  }
+  return std::move(*value);
+}
+
+// Says what an ability name that the persona does not list is: a typo (usage) or an
+// ability that exists but is not turned on (a refusal by the persona).
+int unlistedAbility(const PersonaSession& session, const std::string& ability) {
+  const std::string& persona = session.persona.name;
+  if (session.context.catalog.findAbilityRecord(ability) != nullptr) {
+    return refusedExit("persona \"" + persona + "\" does not include " + ability +
+                       "; turn it on with `kaja enable " + ability +
+                       "` or choose a persona "
+                       "that has it (`kaja personas`)");
+  }
+  std::vector<std::string_view> names{policy::kKajaAbility};
+  for (const auto& active : session.persona.abilities) names.push_back(active.ability.name);
+  std::string near = core::didYouMean(ability, std::span(names.data(), names.size()));
+  if (near.empty()) {
+    for (const auto& record : session.context.catalog.abilities()) names.push_back(record.name);
+    near = core::didYouMean(ability, std::span(names.data(), names.size()));
+  }
+  printError("there is no ability named \"" + ability + "\"" +
+             (near.empty() ? "; `kaja abilities` lists them" : near));
+  return kExitUsage;
+}
+
+// A tool the server does not offer at all is a typo (usage); one it offers but a rule
+// left out is the catalog's refusal. Returns nullopt when the server offers `tool`.
+std::optional<int> unknownTool(const core::ConnectReport& report, const std::string& tool) {
+  std::vector<std::string_view> names;
+  for (const auto& offered : report.tools) {
+    if (offered.name == tool) return std::nullopt;
+    names.push_back(offered.name);
+  }
+  std::string near = core::didYouMean(tool, std::span(names.data(), names.size()));
+  printError(report.ability + " has no tool named \"" + mcp::clip(tool, 80) + "\"" +
+             (near.empty() ? "; `kaja tools " + report.ability + "` lists what it offers" : near));
+  return kExitUsage;
 }
 
 int finishCall(core::gateway::ToolCatalog& catalog, const std::string& ability,
@@ -101,11 +162,9 @@ int runCall(std::span<const std::string> args) {
   const std::string& tool = words[1];
   json arguments = json::object();
   if (words.size() == 3) {
-    arguments = json::parse(words[2], nullptr, false);
-    if (arguments.is_discarded() || !arguments.is_object()) {
-      printError("ARGS_JSON must be a JSON object, like '{\"path\": \"~/notes/a.md\"}'");
-      return kExitUsage;
-    }
+    auto given = parseArguments(words[2]);
+    if (!given) return reportError(given.error());
+    arguments = std::move(*given);
   }
   bool builtIn = ability == policy::kKajaAbility;
   // kaja's own tools need no server: connect nothing for them.
@@ -116,7 +175,6 @@ int runCall(std::span<const std::string> args) {
   policy::ApprovalSession approvals(*approver);
   auto audit = policy::AuditLog::open(session->context.paths.dataDir);
   if (!audit) printWarning("no audit row will be written: " + audit.error().describe());
-  const std::string& personaName = session->persona.name;
 
   if (builtIn) {
     core::gateway::ToolCatalog catalog = session->catalog(core::gateway::NameStyle::kCli);
@@ -124,10 +182,7 @@ int runCall(std::span<const std::string> args) {
                       audit ? &*audit : nullptr, *session->host, parsed->has("--json"));
   }
   const personas::ActiveAbility* active = session->active(ability);
-  if (active == nullptr) {
-    return refusedExit("persona \"" + personaName + "\" does not include " + ability +
-                       "; `kaja personas` shows what it has");
-  }
+  if (active == nullptr) return unlistedAbility(*session, ability);
   const core::ConnectReport* report = session->report(ability);
   if (report == nullptr) {
     std::string why =
@@ -140,6 +195,7 @@ int runCall(std::span<const std::string> args) {
     // A connection kaja refused by a rule of its own (an address, a redirect) is a refusal.
     return report->error->code == core::ErrorCode::kRefused ? kExitRefused : kExitConnect;
   }
+  if (auto typo = unknownTool(*report, tool)) return *typo;
 
   core::gateway::ToolCatalog catalog = session->catalog(core::gateway::NameStyle::kCli);
   return finishCall(catalog, ability, tool, std::move(arguments), approvals,
@@ -160,7 +216,31 @@ int finishCall(core::gateway::ToolCatalog& catalog, const std::string& ability,
       },
       [&answer](policy::CallOutcome outcome) { answer = std::move(outcome); });
   policy::CallOutcome outcome = std::move(answer).value_or(policy::CallOutcome{});
-  if (outcome.refusal) return refusedExit(outcome.refusal->message);
+  // Told whatever became of the call: one that failed midway may still have changed a file.
+  auto paths = core::Paths::fromEnvironment();
+  policy::BackupStore store(paths ? paths->backupsDir : std::string());
+  json kept = json::array();
+  for (const auto& copy : outcome.backups) {
+    auto described = store.describeCopy(copy);
+    if (!described) {
+      printNote("kept a copy at " + copy + " before the call.");
+      continue;
+    }
+    // Single-quoted for a shell unless it plainly needs no quotes.
+    std::string shell = described->original;
+    if (shell.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                "/._+-,@:%=") != std::string::npos) {
+      shell.clear();
+      for (char c : described->original)
+        shell += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      shell = "'" + shell + "'";
+    }
+    printNote("kept a copy of " + described->original + " before the call (kaja backups restore " +
+              shell + " to undo it).");
+    kept.push_back(
+        {{"path", described->original}, {"copy", copy}, {"stamp", described->entry.stamp}});
+  }
+  if (outcome.refusal) return refusedExit(outcome.refusal->message, outcome.refusal->rule);
   if (outcome.error || !outcome.result) {
     const core::Error error =
         outcome.error.value_or(core::Error{core::ErrorCode::kInternal,
@@ -170,8 +250,11 @@ int finishCall(core::gateway::ToolCatalog& catalog, const std::string& ability,
     printError(error);
     return exitCodeFor(error);
   }
-  for (const auto& copy : outcome.backups) {
-    if (options().verbose) std::fprintf(stderr, "kaja: kept a copy at %s\n", copy.c_str());
+  // kaja's own key in _meta, where no server's key can collide; one a server set is dropped.
+  json& raw = outcome.result->raw;
+  if (raw.is_object() && (!raw.contains("_meta") || raw["_meta"].is_object())) {
+    if (kept.empty() && raw.contains("_meta")) raw["_meta"].erase("kaja/backups");
+    if (!kept.empty()) raw["_meta"]["kaja/backups"] = std::move(kept);
   }
   printResult(*outcome.result, asJson);
   return outcome.result->isError() ? kExitFailed : kExitOk;

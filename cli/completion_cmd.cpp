@@ -44,6 +44,7 @@ const std::vector<Rule>& rules() {
   static const std::vector<Rule> table = {
       {"doctor", "", {{Kind::kAbility, {}}}, true},
       {"call", "", {{Kind::kAbility, {}}, {Kind::kTool, {}}}, false},
+      {"tools", "", {{Kind::kAbility, {}}, {Kind::kTool, {}}}, false},
       {"key", "set", {{Kind::kAbility, {}}}, false},
       {"key", "rm", {{Kind::kAbility, {}}}, false},
       {"persona", "use", {{Kind::kPersona, {}}}, false},
@@ -162,10 +163,26 @@ Words positionalCandidates(const Command& command, const Words& positionals,
   Words subcommands = subcommandsOf(command);
   std::string_view sub;
   Words rest = positionals;
-  if (!subcommands.empty()) {
+  // A command may take a subcommand or a plain positional in its place, as help takes
+  // `rules` or a command's name.
+  const auto plain = std::find_if(rules().begin(), rules().end(), [&](const Rule& rule) {
+    return rule.command == command.name && rule.subcommand.empty() && !rule.positions.empty();
+  });
+  const bool plainToo = plain != rules().end();
+  const bool subGiven = !positionals.empty() && std::find(subcommands.begin(), subcommands.end(),
+                                                          positionals.front()) != subcommands.end();
+  if (!subcommands.empty() && (subGiven || !plainToo)) {
     if (positionals.empty()) return subcommands;
     sub = positionals.front();
     rest.erase(rest.begin());
+  } else if (!subcommands.empty() && positionals.empty()) {
+    Words both = subcommands;
+    for (auto& name : candidatesOf(plain->positions.front(), {}, sources)) {
+      both.push_back(std::move(name));
+    }
+    std::sort(both.begin(), both.end());
+    both.erase(std::unique(both.begin(), both.end()), both.end());
+    return both;
   }
   for (const Rule& rule : rules()) {
     if (rule.command != command.name || rule.subcommand != sub) continue;

@@ -137,9 +137,9 @@ int runRemove(std::span<const std::string> args) {
     return kExitFailed;
   }
   fs::remove_all(gone, ec);
-  std::fprintf(stderr, "kaja: removed %s (%s)\n", name.c_str(), oneLine(record->dir).c_str());
+  printNote("removed " + name + " (" + record->dir + ")");
   if (shippedExists(*context, name)) {
-    std::fprintf(stderr, "kaja: the shipped %s is in use again\n", name.c_str());
+    printNote("the shipped " + name + " is in use again");
   } else {
     for (const auto& persona : listing) {
       printWarning("persona " + persona + " still lists " + name + "; `kaja persona remove " +
@@ -147,8 +147,8 @@ int runRemove(std::span<const std::string> args) {
     }
   }
   if (context->secrets.has(name)) {
-    std::fprintf(stderr, "kaja: its key stays in %s; `kaja key rm %s` removes it\n",
-                 context->paths.secretsFile.c_str(), name.c_str());
+    printNote("its key stays in " + context->paths.secretsFile + "; `kaja key rm " + name +
+              "` removes it");
   }
   return kExitOk;
 }

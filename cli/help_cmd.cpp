@@ -9,6 +9,7 @@
 #include "cli/help.h"
 #include "cli/output.h"
 #include "core/manifest/field_reader.h"
+#include "core/policy/rule_guide.h"
 
 namespace kaja::cli {
 namespace {
@@ -116,6 +117,51 @@ std::string roff(std::string_view text) {
   return out;
 }
 
+// Returns a rule's meaning as a sentence: a capital letter first and a full stop last.
+std::string meaningSentence(std::string_view meaning) {
+  std::string text(meaning);
+  if (!text.empty() && text[0] >= 'a' && text[0] <= 'z') text[0] = static_cast<char>(text[0] - 32);
+  return text + ".";
+}
+
+// `kaja help rules [RULE]`: each rule as refusals name it, what it means and what to do.
+int printRules(std::span<const std::string> wanted) {
+  namespace policy = core::policy;
+  std::vector<const policy::RuleGuide*> shown;
+  if (wanted.empty()) {
+    for (const auto& guide : policy::ruleGuides()) shown.push_back(&guide);
+  }
+  for (const auto& name : wanted) {
+    bool any = false;
+    for (const auto& guide : policy::ruleGuides()) {
+      const std::string_view code = guide.rule.substr(0, guide.rule.find(' '));
+      if (guide.rule == name || code == name) {
+        shown.push_back(&guide);
+        any = true;
+      }
+    }
+    if (!any) {
+      std::vector<std::string_view> names;
+      for (const auto& guide : policy::ruleGuides()) names.push_back(guide.rule);
+      printError("kaja has no rule named \"" + name + "\"" +
+                 core::didYouMean(name, std::span<const std::string_view>(names)) +
+                 " (kaja help rules lists them)");
+      return kExitUsage;
+    }
+  }
+  std::printf("The rules kaja refuses by, as refusals, warnings and audit rows name them.\n");
+  for (const auto* guide : shown) {
+    std::printf("\n%.*s\n", static_cast<int>(guide->rule.size()), guide->rule.data());
+    for (const auto& line : wrapWords(meaningSentence(guide->meaning), 74)) {
+      std::printf("    %s\n", line.c_str());
+    }
+    for (const auto& line : wrapWords("What to do: " + std::string(guide->remedy) + ".", 74)) {
+      std::printf("    %s\n", line.c_str());
+    }
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 void printUsage(std::FILE* out) {
@@ -181,6 +227,12 @@ std::string manPage() {
   for (const auto& row : kExitRows) {
     out << ".TP\n.B " << roff(row.code) << "\n" << roff(row.meaning) << "\n";
   }
+  out << ".SH RULES\nThe rules kaja refuses by, as refusals and audit rows name them "
+      << "(\\fBkaja help rules\\fR prints this list).\n";
+  for (const auto& guide : core::policy::ruleGuides()) {
+    out << ".TP\n.B " << roff(guide.rule) << "\n"
+        << roff(meaningSentence(guide.meaning)) << " What to do: " << roff(guide.remedy) << ".\n";
+  }
   out << ".SH ENVIRONMENT\n";
   for (const auto& row : kEnvironment) {
     out << ".TP\n.B " << roff(row.name) << "\n" << roff(row.meaning) << "\n";
@@ -204,6 +256,9 @@ int runHelp(std::span<const std::string> args) {
   if (parsed->positional.empty()) {
     printUsage(stdout);
     return kExitOk;
+  }
+  if (parsed->positional[0] == "rules") {
+    return printRules(std::span(parsed->positional).subspan(1));
   }
   const Command* command = findCommand(parsed->positional[0]);
   if (command == nullptr) {

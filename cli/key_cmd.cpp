@@ -34,21 +34,20 @@ int keySet(Context& context, const std::string& name) {
     printError(saved.error());
     return kExitFailed;
   }
-  std::fprintf(stderr, "kaja: saved the key for %s in %s\n", name.c_str(),
-               context.paths.secretsFile.c_str());
+  printNote("saved the key for " + name + " in " + context.paths.secretsFile);
   return kExitOk;
 }
 
 int keyRemove(Context& context, const std::string& name) {
   if (!context.secrets.remove(name)) {
-    std::fprintf(stderr, "kaja: no key was stored for %s; nothing to remove\n", name.c_str());
+    printNote("no key was stored for " + name + "; nothing to remove");
     return kExitOk;
   }
   if (auto saved = context.secrets.save(context.paths.secretsFile); !saved) {
     printError(saved.error());
     return kExitFailed;
   }
-  std::fprintf(stderr, "kaja: removed the key for %s\n", name.c_str());
+  printNote("removed the key for " + name);
   return kExitOk;
 }
 

@@ -78,11 +78,9 @@ core::Result<void> checkAbility(const Context& context, const std::string& abili
 int save(Editing& editing, const std::string& done) {
   auto written = core::writePersonaFile(editing.file, core::formatPersona(editing.persona));
   if (!written) return reportError(written.error());
-  std::fprintf(stderr, "kaja: persona %s: %s (%s)\n", editing.persona.name.c_str(),
-               oneLine(done).c_str(), oneLine(editing.file).c_str());
+  printNote("persona " + editing.persona.name + ": " + done + " (" + editing.file + ")");
   if (editing.copy) {
-    std::fprintf(stderr,
-                 "kaja: this is your own copy of the shipped persona; it takes its place\n");
+    printNote("this is your own copy of the shipped persona; it takes its place");
   }
   return kExitOk;
 }
@@ -139,8 +137,7 @@ int addToPersona(const std::string& personaName, const std::string& ability,
     return kExitUsage;
   }
   if (!personas::addAbility(editing->persona, ability, tools)) {
-    std::fprintf(stderr, "kaja: persona %s already lists %s; nothing was changed\n",
-                 personaName.c_str(), ability.c_str());
+    printNote("persona " + personaName + " already lists " + ability + "; nothing was changed");
     return kExitOk;
   }
   return save(*editing, "lists " + ability);
@@ -180,8 +177,7 @@ int folder(const ParsedArgs& parsed) {
   if (!entry) return reportError(entry.error());
   core::PersonaRoot root{*path, parsed.has("--read-only"), parsed.has("--backup")};
   if (!personas::addFolder(**entry, root)) {
-    std::fprintf(stderr, "kaja: persona %s already gives %s; nothing was changed\n",
-                 words[2].c_str(), path->c_str());
+    printNote("persona " + words[2] + " already gives " + *path + "; nothing was changed");
     return kExitOk;
   }
   std::error_code ec;

@@ -95,7 +95,7 @@ int usePersona(const Context& context, const std::string& name) {
   for (const auto& active : resolved->abilities) {
     if (active.off) printWarning(active.ability.name + " is off: " + active.offReason);
   }
-  std::fprintf(stderr, "kaja: %s is now the active persona\n", name.c_str());
+  printNote(name + " is now the active persona");
   return kExitOk;
 }
 

@@ -17,8 +17,7 @@ std::vector<std::string_view> listedNames(const core::Persona& persona) {
 }
 
 std::string didYouMean(std::string_view word, const std::vector<std::string_view>& names) {
-  std::string near = core::nearestWord(word, std::span(names.data(), names.size()));
-  return near.empty() ? "" : "; did you mean \"" + near + "\"?";
+  return core::didYouMean(word, std::span(names.data(), names.size()));
 }
 
 std::string orFullStop(const std::string& text) { return text.empty() ? "." : text; }

@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstdlib>
 
+#include "core/manifest/field_reader.h"
 #include "core/paths.h"
 #include "core/util/sys.h"
 
@@ -29,8 +30,12 @@ core::Result<ResolvedPersona> resolvePersona(const marketplace::Catalog& catalog
     if (candidate.name == name) record = &candidate;
   }
   if (record == nullptr) {
+    std::vector<std::string_view> names;
+    for (const auto& candidate : catalog.personas()) names.push_back(candidate.name);
+    std::string near = core::didYouMean(name, std::span(names.data(), names.size()));
     return core::fail(core::ErrorCode::kNotFound,
-                      "there is no persona named \"" + name + "\"; `kaja personas` lists them");
+                      "there is no persona named \"" + name + "\"" +
+                          (near.empty() ? "; `kaja personas` lists them." : near));
   }
   if (!record->persona) return std::unexpected(record->error);
 

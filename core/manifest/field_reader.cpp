@@ -49,6 +49,11 @@ std::string nearestWord(std::string_view word, std::span<const std::string_view>
   return best;
 }
 
+std::string didYouMean(std::string_view word, std::span<const std::string_view> candidates) {
+  std::string near = nearestWord(word, candidates);
+  return near.empty() ? "" : "; did you mean \"" + near + "\"?";
+}
+
 FieldReader::FieldReader(const TomlValue& table, std::string file, std::string prefix)
     : table_(table), file_(std::move(file)), prefix_(std::move(prefix)) {}
 

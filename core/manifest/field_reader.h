@@ -66,4 +66,8 @@ inline std::string nearestWord(std::string_view word,
   return nearestWord(word, std::span(candidates.begin(), candidates.size()));
 }
 
+/// Returns "; did you mean \"X\"?" when a candidate is close enough to `word` to be a
+/// likely typo of it (see nearestWord), else an empty string, for the end of a message.
+std::string didYouMean(std::string_view word, std::span<const std::string_view> candidates);
+
 }  // namespace kaja::core

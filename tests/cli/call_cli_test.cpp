@@ -194,11 +194,13 @@ TEST_F(CallCliTest, BackupBeforeWriteAndRestoreThatCanBeUndone) {
 TEST_F(CallCliTest, UsageAndConnectErrorsHaveTheirExitCodes) {
   EXPECT_EQ(kaja({"call", "--persona", "work", "fs"}).exitCode, 2);
   EXPECT_EQ(kaja({"call", "--persona", "work", "fs", "read_text_file", "[1]"}).exitCode, 2);
+  // A tool or ability that does not exist is a typo, not a refusal.
   auto missing = kaja({"call", "--persona", "work", "fs", "no_such_tool"});
-  EXPECT_EQ(missing.exitCode, 3);
+  EXPECT_EQ(missing.exitCode, 2);
   EXPECT_THAT(missing.err, HasSubstr("no tool named \"no_such_tool\""));
   auto notInPersona = kaja({"call", "--persona", "work", "other", "x"});
-  EXPECT_EQ(notInPersona.exitCode, 3);
+  EXPECT_EQ(notInPersona.exitCode, 2);
+  EXPECT_THAT(notInPersona.err, HasSubstr("there is no ability named \"other\""));
   auto read = kaja({"call", "--persona", "work", "fs", "read_text_file",
                     json({{"path", home_ + "/ro/secret.txt"}}).dump()});
   EXPECT_EQ(read.exitCode, 0) << read.err;
