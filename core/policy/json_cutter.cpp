@@ -58,6 +58,14 @@ size_t removeTagCharacters(std::string& text) {
   return removed;
 }
 
+std::string cleanText(std::string_view text, size_t& hidden) {
+  // Made well-formed first: taking a tag character out of ill-formed text could join the
+  // bytes around it into a new one.
+  std::string kept = unicode::sanitizeUtf8(text);
+  hidden += removeTagCharacters(kept);
+  return kept;
+}
+
 size_t jsonSizeEstimate(const Json& value, int maxDepth) { return sizeAt(value, 0, maxDepth); }
 
 std::optional<Json> JsonCutter::cut(const Json& value) { return cutAt(value, 0); }
@@ -104,15 +112,13 @@ std::optional<Json> JsonCutter::cutAt(const Json& value, int depth) {
 Json JsonCutter::cutString(std::string_view text) {
   if (text.size() + 2 <= left_) {
     left_ -= text.size() + 2;
-    std::string kept = unicode::sanitizeUtf8(text);
-    hidden_ += removeTagCharacters(kept);
-    return kept;
+    return cleanText(text, hidden_);
   }
   size_t room = left_ > 2 ? left_ - 2 : 0;
   size_t keep = utf8CutPoint(text, room);
   left_ = 0;
   cut_ += text.size() - keep;
-  return unicode::sanitizeUtf8(text.substr(0, keep)) +
+  return cleanText(text.substr(0, keep), hidden_) +
          "…[kaja: " + std::to_string(text.size() - keep) + " more bytes cut]";
 }
 
@@ -139,6 +145,13 @@ void JsonCutter::cutObject(const Json& from, Json& to, int depth,
       cut_ += keySize + sizeAt(item, depth + 1, maxDepth_);
       continue;
     }
+    size_t tags = 0;
+    std::string name = cleanText(key, tags);
+    // "type" plus a tag character must not replace the block's own type, nor any member kept.
+    if (skipped(name, skip) || to.contains(name)) {
+      cut_ += keySize + sizeAt(item, depth + 1, maxDepth_);
+      continue;
+    }
     left_ -= keySize;
     auto kept = cutAt(item, depth + 1);
     if (!kept) {
@@ -146,7 +159,8 @@ void JsonCutter::cutObject(const Json& from, Json& to, int depth,
       cut_ += keySize;
       continue;
     }
-    to[unicode::sanitizeUtf8(key)] = std::move(*kept);
+    hidden_ += tags;
+    to[std::move(name)] = std::move(*kept);
   }
 }
 

@@ -14,6 +14,11 @@ namespace kaja::core::policy {
 /// there were. They draw nothing, yet a model reads them as ASCII.
 size_t removeTagCharacters(std::string& text);
 
+/// Returns `text` as well-formed UTF-8 (each ill-formed byte becomes U+FFFD) without tag
+/// characters, and adds how many tag characters were taken out to `hidden`. Every string the
+/// output guard keeps goes through here, whole or cut.
+std::string cleanText(std::string_view text, size_t& hidden);
+
 /// Returns about how many bytes `value` takes as compact JSON (escapes inside strings are not
 /// counted). Levels below `maxDepth` are not visited. Costs one step per JSON value.
 size_t jsonSizeEstimate(const mcp::Json& value, int maxDepth = 64);
@@ -22,9 +27,10 @@ size_t jsonSizeEstimate(const mcp::Json& value, int maxDepth = 64);
 /// that was too big can still be read and still matches its schema as far as possible:
 /// a string that does not fit is cut at a UTF-8 boundary and ends in a marker
 /// ("…[kaja: 2097152 more bytes cut]"), an array or object that does not fit loses its last
-/// members, and nesting deeper than `maxDepth` becomes a marker string. Kept strings are made
-/// well-formed UTF-8 and lose their tag characters (counted in hidden()). One cutter may be
-/// used for several values: they share the budget.
+/// members, and nesting deeper than `maxDepth` becomes a marker string. Kept strings and keys
+/// are made well-formed UTF-8 and lose their tag characters (counted in hidden()); a member
+/// whose cleaned key is already taken is left out. One cutter may be used for several values:
+/// they share the budget.
 class JsonCutter {
  public:
   explicit JsonCutter(size_t budget, int maxDepth = 64) : left_(budget), maxDepth_(maxDepth) {}
@@ -34,7 +40,8 @@ class JsonCutter {
   std::optional<mcp::Json> cut(const mcp::Json& value);
 
   /// Copies every member of the object `from` whose key is not in `skip` into `to`, each
-  /// cut to what is left of the budget; members that do not fit are left out and counted.
+  /// cut to what is left of the budget; members that do not fit are left out and counted, and
+  /// so are members whose cleaned key is in `skip` or already in `to`.
   void copyMembers(const mcp::Json& from, mcp::Json& to,
                    std::initializer_list<std::string_view> skip);
 

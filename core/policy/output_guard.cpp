@@ -5,7 +5,6 @@
 
 #include "core/policy/json_cutter.h"
 #include "core/util/quote.h"
-#include "core/util/unicode.h"
 
 namespace kaja::core::policy {
 namespace {
@@ -32,9 +31,7 @@ class TextBudget {
     size_t keep = text.size() <= remaining_ ? text.size() : utf8CutPoint(text, remaining_);
     remaining_ -= std::min(remaining_, text.size());
     cut_ += text.size() - keep;
-    std::string kept = unicode::sanitizeUtf8(text.substr(0, keep));
-    hidden_ += removeTagCharacters(kept);
-    return kept;
+    return cleanText(text.substr(0, keep), hidden_);
   }
   [[nodiscard]] size_t cut() const { return cut_; }
   [[nodiscard]] size_t hidden() const { return hidden_; }
@@ -133,15 +130,16 @@ class Guard {
   size_t structuredHidden_ = 0;
   bool structuredDropped_ = false;
   size_t identifierCut_ = 0;
+  size_t fieldsHidden_ = 0;  // tag characters out of identifiers, media and blocks shown as JSON
   std::optional<std::pair<size_t, bool>> marker_;  // first block that lost text; in a resource?
   std::vector<std::string> notes_;
 };
 
 std::string Guard::identifier(const std::string& value) {
-  if (value.size() <= kIdentifierBytes) return unicode::sanitizeUtf8(value);
+  if (value.size() <= kIdentifierBytes) return cleanText(value, fieldsHidden_);
   size_t keep = utf8CutPoint(value, kIdentifierBytes);
   identifierCut_ += value.size() - keep;
-  return unicode::sanitizeUtf8(std::string_view(value).substr(0, keep)) +
+  return cleanText(std::string_view(value).substr(0, keep), fieldsHidden_) +
          "…[kaja: " + std::to_string(value.size() - keep) + " more bytes cut]";
 }
 
@@ -219,12 +217,12 @@ void Guard::addMedia(const Json& block, const std::string& data, const std::stri
     if (resource) {
       const Json& from = block["resource"];
       Json inner = {{"uri", identifier(*stringMember(from, "uri"))},
-                    {"blob", unicode::sanitizeUtf8(data)}};
+                    {"blob", cleanText(data, fieldsHidden_)}};
       meta_.copyMembers(from, inner, {"uri", "blob"});
       out["resource"] = std::move(inner);
       meta_.copyMembers(block, out, {"type", "resource"});
     } else {
-      out["data"] = unicode::sanitizeUtf8(data);
+      out["data"] = cleanText(data, fieldsHidden_);
       out["mimeType"] = identifier(mimeType);
       meta_.copyMembers(block, out, {"type", "data", "mimeType"});
     }
@@ -247,6 +245,7 @@ void Guard::addBad(const Json& block, const std::string& why, Json& content) {
   size_t cutBefore = text_.cut();
   std::string kept = text_.take(json);
   text_.countCut(cutter.cutBytes());
+  fieldsHidden_ += cutter.hidden();
   size_t lost = text_.cut() - cutBefore;
   if (lost > 0) note += "[kaja: " + std::to_string(lost) + " bytes of it were cut]\n";
   content.push_back(textBlock(note + kept));
@@ -281,7 +280,7 @@ void Guard::finish(Json& content, OutputReport& report) {
     Json& text = marker_->second ? block["resource"]["text"] : block["text"];
     text = text.get<std::string>() + marker;
   }
-  size_t hidden = text_.hidden() + meta_.hidden() + structuredHidden_;
+  size_t hidden = text_.hidden() + meta_.hidden() + structuredHidden_ + fieldsHidden_;
   if (hidden > 0) {
     note("[kaja: " + std::to_string(hidden) +
          " invisible Unicode tag characters (U+E0000 to U+E007F) were taken out of the text]");

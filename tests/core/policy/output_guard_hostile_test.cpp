@@ -161,6 +161,75 @@ TEST(OutputGuardHostileTest, TagCharactersAreTakenOutOfTextWithANote) {
   EXPECT_EQ(structured.report.hiddenCharactersRemoved, 2u * 95u);
 }
 
+// U+E0001 LANGUAGE TAG, and a test for any tag character (F3 A0 80 xx or F3 A0 81 xx).
+constexpr const char* kTag = "\xF3\xA0\x80\x81";
+bool hasTagCharacter(const std::string& text) {
+  for (size_t at = text.find("\xF3\xA0"); at != std::string::npos;
+       at = text.find("\xF3\xA0", at + 1)) {
+    if (at + 2 < text.size() && (text[at + 2] == '\x80' || text[at + 2] == '\x81')) return true;
+  }
+  return false;
+}
+
+// Found by tests/fuzz/output_guard_fuzz.cpp: a string of an extra field, cut to the meta budget,
+// kept the tag characters before the cut.
+TEST(OutputGuardHostileTest, TagCharactersAreTakenOutOfStringsThatAreCut) {
+  std::string input = R"({"content":[{"type":"image","data":"","text":"xxxxxxxxxxx)" +
+                      std::string(kTag) + R"(xxxJQDQ","mimeType":""}]})";
+  OutputLimits limits{31, 32, 64, 31};
+  auto out = guardOutput(resultOf(Json::parse(input)), limits);
+  ASSERT_FALSE(out.result.content().empty());
+  EXPECT_THAT(textAt(out, 0), StartsWith("xxxxxxxxxxxxxxJQD…[kaja: 1 more bytes cut]"));
+  EXPECT_FALSE(hasTagCharacter(allText(out)));
+  EXPECT_EQ(out.report.hiddenCharactersRemoved, 1u);
+
+  // The same in structuredContent and _meta strings that are cut, and in text of tag
+  // characters only, cut in the middle of one.
+  std::string tags;
+  for (int i = 0; i < 50; ++i) tags += kTag;
+  Json raw = {{"content", {{{"type", "text"}, {"text", tags}}}},
+              {"structuredContent", {{"v", tags + std::string(500, 's')}}},
+              {"_meta", {{"m", "a" + tags + std::string(500, 'm')}}}};
+  for (size_t limit : {0, 1, 2, 5, 6, 7, 30, 199, 201, 260}) {
+    OutputLimits small{limit, limit, limit, limit};
+    auto cut = guardOutput(resultOf(raw), small);
+    EXPECT_FALSE(hasTagCharacter(allText(cut))) << limit;
+    EXPECT_NO_THROW(cut.result.raw.dump()) << limit;
+  }
+}
+
+// A key is a string a model reads too; once its tag characters are gone it must not replace
+// a field the guard set, so a block cannot change its own type or content this way.
+TEST(OutputGuardHostileTest, TagCharactersAreTakenOutOfKeysAndIdentifiers) {
+  Json text = {{"type", "text"},
+               {"text", "hi"},
+               {std::string("type") + kTag, "image"},
+               {std::string("no") + kTag + "te", 1}};
+  Json link = {{"type", "resource_link"},
+               {"uri", std::string("file:///a") + kTag + "b"},
+               {std::string("name") + kTag, 7}};
+  Json image = {{"type", "image"},
+                {"data", std::string("QU") + kTag + "JD"},
+                {"mimeType", std::string("image/") + kTag + "png"}};
+  Json bad = {{"type", std::string("te") + kTag + "xt"}, {"text", std::string("b") + kTag}};
+  Json raw = {{"content", {text, link, image, bad}}, {std::string("content") + kTag, "junk"}};
+  auto out = guardOutput(resultOf(raw));
+  EXPECT_FALSE(hasTagCharacter(allText(out)));
+  ASSERT_TRUE(mcp::ToolResult::fromJson(Json(out.result.raw)).has_value());
+  const Json& content = out.result.content();
+  EXPECT_EQ(content[0]["type"], "text");
+  EXPECT_EQ(content[0]["text"], "hi");
+  EXPECT_EQ(content[0]["note"], 1);
+  EXPECT_EQ(content[1]["uri"], "file:///ab");
+  EXPECT_FALSE(content[1].contains("name"));
+  EXPECT_EQ(content[2]["data"], "QUJD");
+  EXPECT_EQ(content[2]["mimeType"], "image/png");
+  EXPECT_THAT(content[3]["text"].get<std::string>(), HasSubstr(R"("text":"b")"));
+  EXPECT_TRUE(out.result.raw["content"].is_array());
+  EXPECT_EQ(out.report.hiddenCharactersRemoved, 6u);
+  EXPECT_GT(out.report.metaBytesCut, 0u);
+}
+
 TEST(OutputGuardHostileTest, IllFormedUtf8BecomesReplacementCharacters) {
   Json raw = Json::object();
   raw["content"] = Json::array({{{"type", "text"}, {"text", std::string("ok \xFF\xC3 end")}}});
