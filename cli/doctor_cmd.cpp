@@ -1,3 +1,4 @@
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include "cli/args.h"
 #include "cli/command.h"
 #include "cli/context.h"
+#include "cli/doctor_checks.h"
 #include "cli/output.h"
 #include "cli/prompt.h"
 #include "core/host/host.h"
@@ -81,6 +83,26 @@ std::string joined(const std::vector<std::string>& words) {
   return out;
 }
 
+// Why the program of a user's own ability cannot start, with what to do: one sentence.
+std::string missingProgram(const core::Ability& ability) {
+  const std::string& program = *ability.command;
+  const std::string fix = "\"command\" in " + tildePath(ability.manifestPath);
+  if (program.find('/') == std::string::npos) {
+    return "its program \"" + program + "\" is not on PATH; install it, or give its full path as " +
+           fix + ".";
+  }
+  if (program.front() != '/') {
+    return "its program " + program + " is not an absolute path; give the full path as " + fix +
+           ".";
+  }
+  struct stat info {};
+  if (::stat(program.c_str(), &info) != 0) {
+    return "its program " + program + " does not exist; install it there or fix " + fix + ".";
+  }
+  return "its program " + program + " is not an executable file; make it one (chmod +x) or fix " +
+         fix + ".";
+}
+
 // Decides, without connecting, what doctor does with one ability: a row that is already
 // final (off, left-out, broken) or an activation to connect.
 std::optional<core::Activation> plan(const marketplace::AbilityRecord& record,
@@ -100,6 +122,13 @@ std::optional<core::Activation> plan(const marketplace::AbilityRecord& record,
   if (resolution.runner) row.runner = core::toString(*resolution.runner);
   row.runs = resolution.runs();
   if (resolution.state == core::AbilityState::kLeftOut) {
+    // The user wrote this command, so its absence is a mistake to fix; a shipped ability
+    // that this machine cannot run is only left out.
+    if (!record.shipped && ability.command) {
+      row.state = "failed";
+      row.error = missingProgram(ability);
+      return std::nullopt;
+    }
     row.state = "left-out";
     row.hint = resolution.reason;
     return std::nullopt;
@@ -204,7 +233,7 @@ void printTable(const std::vector<DoctorRow>& rows) {
                   [](const DoctorRow& row) { return row.niceness > 0; })) {
     std::printf(
         "* quick last time, so started at lower CPU priority while the slowest got the "
-        "cores first\n");
+        "cores first.\n");
   }
   if (options().verbose) {
     for (const auto& row : rows) {
@@ -243,7 +272,7 @@ json toJson(const std::vector<DoctorRow>& rows, const std::vector<std::string>& 
 void offerKeys(Context& context, const std::vector<DoctorRow>& rows) {
   for (const auto& row : rows) {
     if (!row.needsKey) continue;
-    if (!askYesNo(row.name + " is off until it has an API key. Add one now?")) continue;
+    if (!askYesNo(oneLine(row.name) + " is off until it has an API key. Add one now?")) continue;
     std::string key = readKey("API key for " + row.name + ": ");
     if (auto ok = core::Secrets::checkKey(key); !ok) {
       printError(ok.error());
@@ -254,8 +283,52 @@ void offerKeys(Context& context, const std::vector<DoctorRow>& rows) {
       printError(saved.error());
       return;
     }
-    std::fprintf(stderr, "kaja: saved; run kaja doctor again to check %s\n", row.name.c_str());
+    std::fprintf(stderr, "kaja: saved; run kaja doctor again to check %s.\n",
+                 oneLine(row.name).c_str());
   }
+}
+
+bool personasOk(const std::vector<PersonaProblem>& problems) {
+  return std::none_of(problems.begin(), problems.end(), [](const PersonaProblem& problem) {
+    return problem.fails && !problem.created;
+  });
+}
+
+// Prints what doctor found (and, on a terminal, offers to fix what it can) and returns the
+// exit status.
+int report(Context& context, std::vector<DoctorRow>& rows, const std::vector<std::string>& only,
+           bool asJson) {
+  for (auto& row : rows) {
+    row.error = asSentence(row.error);
+    row.hint = asSentence(row.hint);
+  }
+  const bool abilitiesOk = std::none_of(rows.begin(), rows.end(),
+                                        [](const DoctorRow& row) { return row.state == "failed"; });
+  std::vector<PersonaProblem> problems = checkPersonas(context, only);
+  std::vector<std::string> warnings = personaWarnings(context, rows);
+  if (asJson) {
+    const bool ok = abilitiesOk && personasOk(problems);
+    json out = toJson(rows, warnings, ok);
+    out["personas"] = personasJson(problems);
+    std::printf("%s\n", jsonText(out).c_str());
+    return ok ? kExitOk : kExitFailed;
+  }
+  printTable(rows);
+  for (const auto& warning : warnings) printWarning(warning);
+  printPersonaSection(problems, only.empty() ? context.catalog.personas().size() : 0);
+  const bool prompt = canPrompt();
+  if (prompt) offerFolders(problems);
+  const bool ok = abilitiesOk && personasOk(problems);
+  size_t connected = std::count_if(rows.begin(), rows.end(),
+                                   [](const DoctorRow& row) { return row.state == "ok"; });
+  const char* verdict = ok            ? "; every ability that is on works."
+                        : abilitiesOk ? "; fix the persona problems above."
+                        : personasOk(problems)
+                            ? "; see the failed rows above."
+                            : "; see the failed rows and persona problems above.";
+  std::printf("\n%zu of %zu abilities connected%s\n", connected, rows.size(), verdict);
+  if (prompt) offerKeys(context, rows);
+  return ok ? kExitOk : kExitFailed;
 }
 
 }  // namespace
@@ -360,21 +433,7 @@ int runDoctor(std::span<const std::string> args) {
     printWarning("could not keep what each server cost to start: " + saved.error().message);
   }
 
-  bool ok = std::none_of(rows.begin(), rows.end(),
-                         [](const DoctorRow& row) { return row.state == "failed"; });
-  std::vector<std::string> warnings = personaWarnings(*context, rows);
-  if (asJson) {
-    std::printf("%s\n", jsonText(toJson(rows, warnings, ok)).c_str());
-  } else {
-    printTable(rows);
-    for (const auto& warning : warnings) printWarning(warning);
-    size_t connected = std::count_if(rows.begin(), rows.end(),
-                                     [](const DoctorRow& row) { return row.state == "ok"; });
-    std::printf("\n%zu of %zu abilities connected%s\n", connected, rows.size(),
-                ok ? "; every ability that is on works." : "; see the failed rows above.");
-    if (canPrompt()) offerKeys(*context, rows);
-  }
-  return ok ? kExitOk : kExitFailed;
+  return report(*context, rows, parsed->positional, asJson);
 }
 
 }  // namespace kaja::cli

@@ -6,6 +6,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
+#include "core/process/stderr_line.h"
+
 namespace kaja::core::mcp {
 namespace asio = boost::asio;
 
@@ -371,9 +373,17 @@ std::string StdioTransport::diagnostics() const {
 }
 
 Error StdioTransport::closingError(const ExitStatus& status) const {
+  // The last line is often a runtime's banner ("Node.js v20.1.0") or a stack frame; the
+  // line that says what went wrong is the one worth a user's eyes.
   const std::string lastLine = clip(stderrTail_.lastLine(), 300);
-  const std::string stderrNote =
-      lastLine.empty() ? "" : " (its last stderr line: \"" + lastLine + "\")";
+  const std::string telling = clip(
+      tellingStderrLine(stderrTail_.tail(), stderrTail_.totalBytes() > options_.stderrTailBytes),
+      300);
+  std::string stderrNote;
+  if (!telling.empty()) {
+    stderrNote = telling == lastLine ? " (its last stderr line: \"" + telling + "\")"
+                                     : " (its stderr says: \"" + telling + "\")";
+  }
   std::string detail = "The server " + status.describe() + ".";
   if (const std::string stderrText = diagnostics(); !stderrText.empty()) {
     detail += "\n" + stderrText;

@@ -39,8 +39,8 @@ struct StdioOptions {
 /// Lines that are not JSON-RPC (a banner, say) are skipped with a warning; after
 /// `maxNonJsonLines` of them the server is killed. A line over `maxLineBytes` kills it
 /// too, and so does a write queue past `maxQueuedBytes`. Stderr is kept in a bounded tail buffer
-/// whose last line goes into errors. When the child exits, onClosed reports its exit status or
-/// signal and that stderr line.
+/// whose most telling line (see tellingStderrLine) goes into errors. When the child exits,
+/// onClosed reports its exit status or signal and that stderr line.
 class StdioTransport final : public Transport, public std::enable_shared_from_this<StdioTransport> {
  public:
   /// Starts `plan` as a child and returns its transport, not yet reading (call start()).
