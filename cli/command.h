@@ -33,6 +33,10 @@ int runDoctor(std::span<const std::string> args);
 int runPersonas(std::span<const std::string> args);
 int runTools(std::span<const std::string> args);
 int runCall(std::span<const std::string> args);
+/// `backups [PATH]` and `backups restore PATH [STAMP]`: the copies kept before calls.
+int runBackups(std::span<const std::string> args);
+/// `audit [--since D] [--ability A] [--limit N | --all] [--json]`: the audit log.
+int runAudit(std::span<const std::string> args);
 int runPersona(std::span<const std::string> args);
 int runConfig(std::span<const std::string> args);
 int runKey(std::span<const std::string> args);
@@ -46,6 +50,7 @@ int runExport(std::span<const std::string> args);
 int runComplete(std::span<const std::string> args);
 int runAdd(std::span<const std::string> args);
 int runAddJson(std::span<const std::string> args);
+int runImport(std::span<const std::string> args);
 int runGet(std::span<const std::string> args);
 int runRemove(std::span<const std::string> args);
 /// `persona new|add|remove|folder …`, which runPersona hands on.

@@ -31,12 +31,28 @@ constexpr Command kCommands[] = {
      "  off       it needs something first: a key (on a terminal doctor offers to add one),\n"
      "            or folders from a persona for a roots server\n"
      "  left-out  nothing here can start it; NOTE says what to install\n"
+     "An ability of your own whose command is missing (not on PATH, or no such file) is\n"
+     "failed, not left-out: you wrote it. A crashed server's NOTE quotes the stderr line\n"
+     "that says why (an Error: or exception line), not a runtime banner or stack frame.\n"
      "Roots servers get every folder any persona gives them.\n"
      "Doctor remembers the CPU each server needed to start; next time the servers that\n"
      "were cheap start at lower priority so the costliest gets the cores first (their\n"
      "TIME then has a *).\n\n"
-     "Exit status: 0 when every ability that is on connected, 1 otherwise.\n\n"
-     "Options:\n  --json     print {\"ok\", \"abilities\": [...], \"warnings\"} instead\n"
+     "Then it checks the personas, one line per problem with its file and line: a file\n"
+     "that does not load (an unknown key, with the key it may mean), an ability that does\n"
+     "not exist or does not load, a folder that does not exist (with the mkdir -p that\n"
+     "creates it) or is no folder, and a persona chosen with kaja persona use that is\n"
+     "gone. With NAMEs, only the entries for those abilities are checked. Problems in your\n"
+     "own personas count as failures; in shipped ones they are hints, since a shipped\n"
+     "persona's folder need not exist on every machine. On a terminal doctor asks before\n"
+     "creating each missing folder (mode 0700, parents too); it follows a symlink that\n"
+     "leads to a folder, never a dangling one. Without a terminal it asks and creates\n"
+     "nothing.\n\n"
+     "Exit status: 0 when every ability that is on connected and your personas have no\n"
+     "problems, 1 otherwise.\n\n"
+     "Options:\n  --json     print {\"ok\", \"abilities\": [...], \"warnings\", \"personas\": [...]}\n"
+     "             instead; each persona problem has kind, persona, file, line, detail,\n"
+     "             shipped and fails\n"
      "  --verbose  show each failed server's stderr\n"
      "  --timeout S  give each server S seconds to start and list its tools (default 10)\n",
      runDoctor},
@@ -50,15 +66,23 @@ constexpr Command kCommands[] = {
      "command line (env var names, never values) or URL.\n\n"
      "Options:\n  --json    print an array of objects instead of a table\n",
      runAbilities},
-    {"tools", "tools [--persona P] [--json]", "list the tools a persona offers the model",
+    {"tools", "tools [--persona P] [--json] [ABILITY [TOOL]]",
+     "list the tools a persona offers the model",
      "Connects the persona's abilities and lists the tools it offers, named\n"
      "mcp__<ability>__<tool>, after every filter: the manifest's tools list, the persona's\n"
      "tools list, writing tools of an ability whose folders are all read-only, and tools\n"
      "whose text carries a prompt injection (each left out with its rule). READ says\n"
      "whether a call is a read; SCHEMA is the tool's schema size in tokens (about 4\n"
-     "characters each). Warns above 40 tools.\n\n"
+     "characters each). A long name wraps onto the next line. Warns above 40 tools.\n\n"
+     "kaja tools ABILITY [TOOL]\n"
+     "    connects only ABILITY and shows each of its tools (or TOOL, by its own name or\n"
+     "    its mcp__ name) in full: title, annotations, output schema, description and one\n"
+     "    row per argument (nested ones as opts.depth) with its type, whether it is\n"
+     "    required, and its description and default. A tool a rule left out is named with\n"
+     "    the rule (exit 3); an unknown ability or tool is a usage error (exit 2).\n\n"
      "Options:\n  --persona P  use persona P instead of the active one\n"
-     "  --json       print an object with tools, dropped, failed and skipped\n",
+     "  --json       print an object with tools (each with inputSchema, and outputSchema\n"
+     "               and annotations as the server sent them), dropped, failed and skipped\n",
      runTools},
     {"call", "call [--persona P] [--yes] [--json] ABILITY TOOL [ARGS]",
      "run one tool call through kaja's policy",
@@ -67,13 +91,49 @@ constexpr Command kCommands[] = {
      "need approval are asked (y = yes, n = no, a = yes to this tool for the session);\n"
      "without one they are declined unless --yes is given. ABILITY kaja serves\n"
      "list_backups and restore_backup for personas with backed-up folders.\n\n"
-     "Exit status: 0 done, 1 the tool returned an error, 2 usage or config error,\n"
-     "3 refused by a rule or declined (the reason as `kaja: refused: …`), 4 could not\n"
-     "connect.\n\n"
+     "Exit status: 0 done, 1 the tool returned an error, 2 usage or config error (an\n"
+     "ability, tool or persona that does not exist, with the nearest name), 3 refused by a\n"
+     "rule or declined (the reason as `kaja: refused: …`, with the rule that kaja help\n"
+     "rules explains), 4 could not connect.\n\n"
      "Options:\n  --persona P  use persona P instead of the active one\n"
      "  --yes        approve every call that asks (not confirm-listed tools)\n"
-     "  --json       print the raw MCP result\n",
+     "  --json       print the raw MCP result; copies kept before the call are listed\n"
+     "               under _meta[\"kaja/backups\"]\n",
      runCall},
+    {"backups", "backups [--json] [PATH] | backups restore [--json] PATH [STAMP]",
+     "list the copies kaja kept before calls changed files, or put one back",
+     "kaja backups [PATH]\n"
+     "    lists every copy kaja kept of a file in a folder with backup = true before a\n"
+     "    call changed it, newest first: the time (this machine's clock), the size, the\n"
+     "    stamp and the file, then the total. With PATH (absolute, ~/… or relative to\n"
+     "    here), only that file's copies\n"
+     "kaja backups restore PATH [STAMP]\n"
+     "    puts copy STAMP (the newest when none is given) back at PATH. The file it\n"
+     "    replaces is kept as a copy first, so running the same command again undoes the\n"
+     "    restore. The copy replaces the file in one rename, with the file's mode. A\n"
+     "    symbolic link or a folder at PATH, and paths in kaja's own folders, are refused;\n"
+     "    a STAMP that is no copy of PATH is a usage error that lists the ones there are.\n"
+     "    Each restore writes an audit row (kaja restore_backup)\n\n"
+     "Read-only folders of a persona limit what a model's calls may change; a restore you\n"
+     "type yourself is not held to them.\n\n"
+     "Options:\n  --json    print {\"copies\": [{\"path\", \"stamp\", \"time\", \"size\", \"copy\"}],\n"
+     "            \"files\", \"bytes\"}, or for restore {\"path\", \"restored\", \"kept\"}\n",
+     runBackups},
+    {"audit", "audit [--since DURATION] [--ability A] [--limit N | --all] [--json]",
+     "show the audit log: one row per call",
+     "Prints the audit log, one row per call as kaja wrote it, newest last: the time (this\n"
+     "machine's clock), the decision (allowed, refused, declined or failed), how long it\n"
+     "took, the persona, the ability and tool, and a note with the rule that refused it,\n"
+     "the size of the result and the names of the arguments (never their values). Lines\n"
+     "of the log that are not rows (damaged or cut off) are skipped and counted in one\n"
+     "warning. A large log is read from its end, never whole.\n\n"
+     "Options:\n  --since DURATION  only calls in the last DURATION: 90s, 30m, 1h, 2d, 1w or\n"
+     "                    a run of them such as 1h30m\n"
+     "  --ability A       only calls to ability A (kaja for its own tools)\n"
+     "  --limit N         the last N rows that match (default 50)\n"
+     "  --all             every row that matches\n"
+     "  --json            print each row as the JSON line the log holds instead\n",
+     runAudit},
     {"serve",
      "serve [--persona P] [--names prefixed|bare] [--proxy] [--http HOST:PORT [--token-file F] "
      "[--allow-origin O,…]]",
@@ -164,9 +224,39 @@ constexpr Command kCommands[] = {
      "Takes one server's entry as Claude Code, Claude Desktop and Cursor keep them in\n"
      "mcpServers: {\"command\", \"args\", \"env\"} for a server kaja starts, or {\"type\":\n"
      "\"http\"|\"sse\", \"url\", \"headers\"} for a remote one, and writes it as kaja add\n"
-     "does, with the same rules for names, secrets and --force. \"cwd\" is refused: kaja\n"
-     "has no working-folder setting. Malformed JSON is refused with its line and column.\n",
+     "does, with the same rules for names, secrets and --force. \"cwd\" becomes the\n"
+     "manifest's cwd: an absolute path or one under ~/. Malformed JSON is refused with its\n"
+     "line and column.\n",
      runAddJson},
+    {"import", "import claude|claude-desktop|cursor|vscode|PATH [OPTIONS]",
+     "add the servers an MCP client's files list",
+     "Reads the servers a client keeps and writes each as your own ability, as add-json\n"
+     "does with one entry (the same rules for names and secrets):\n"
+     "  claude          ~/.claude.json's servers for this folder, ./.mcp.json, then\n"
+     "                  ~/.claude.json's own mcpServers (the first of a name wins, as in\n"
+     "                  Claude Code)\n"
+     "  claude-desktop  ~/.config/Claude/claude_desktop_config.json\n"
+     "  cursor          ./.cursor/mcp.json, then ~/.cursor/mcp.json\n"
+     "  vscode          ./.vscode/mcp.json, then ~/.config/Code/User/mcp.json (servers)\n"
+     "  PATH            any such file: its mcpServers, or servers as VS Code writes them\n"
+     "                  (./cursor for a file named like a client)\n\n"
+     "command, args, env, cwd, type, url and headers are kept; ${VAR} and ${VAR:-default}\n"
+     "stay as written (kaja does not expand them); a secret value goes to the secrets file\n"
+     "(mode 0600), and a secret given as ${VAR} or ${input:id} waits for kaja key set.\n"
+     "VS Code's ${workspaceFolder} and ${userHome} are filled in. A name that is not an\n"
+     "ability name becomes one (\"my server\" is my-server). A server is skipped, with\n"
+     "the reason, when its name is taken, it exists already (unless --force), or it holds\n"
+     "what kaja cannot keep (a second key, a header that is no key, a relative cwd in a\n"
+     "file of no project). Every server is checked before anything is written: a file\n"
+     "that is not JSON (line and column), not a regular file, larger than 64 MiB or\n"
+     "without servers writes nothing. Comments and trailing commas are allowed.\n\n"
+     "Options:\n  --dry-run  print what would be imported and skipped; write nothing\n"
+     "  --force    replace abilities of the same name (yours, or shipped ones)\n"
+     "  --enable   also list each imported ability in the active persona\n"
+     "  --json     print {\"dryRun\", \"imported\": [{\"server\", \"name\", \"from\",\n"
+     "             \"scope\", \"runs\", \"key\", \"keyName\", \"notes\"}], \"skipped\":\n"
+     "             [{\"server\", \"name\", \"from\", \"scope\", \"reason\"}]}\n",
+     runImport},
     {"get", "get NAME [--json]", "show one ability: manifest, layer, runner and state",
      "Prints where NAME's manifest lives, whether it is shipped or your own (and whether\n"
      "yours replaces a shipped one), its state and runner here as kaja abilities shows\n"
@@ -257,10 +347,13 @@ constexpr Command kCommands[] = {
      "  zsh   add `source <(kaja completion zsh)` to ~/.zshrc (after compinit)\n"
      "  fish  kaja completion fish > ~/.config/fish/completions/kaja.fish\n",
      runCompletion},
-    {"help", "help [COMMAND] | help --man", "show the help of kaja or of one command",
-     "kaja help           the list of commands, as kaja --help\n"
-     "kaja help COMMAND   the full help of COMMAND, as kaja COMMAND --help\n"
-     "kaja help --man     this whole help as the man page kaja(1), in roff\n",
+    {"help", "help [COMMAND] | help rules [RULE] | help --man",
+     "show the help of kaja, of one command, or of the rules",
+     "kaja help              the list of commands, as kaja --help\n"
+     "kaja help COMMAND      the full help of COMMAND, as kaja COMMAND --help\n"
+     "kaja help rules [RULE] what each rule kaja refuses by means (K1, K13, K15, ...) and\n"
+     "                       what to do about it; RULE is a code (K15) or a full name\n"
+     "kaja help --man        this whole help as the man page kaja(1), in roff\n",
      runHelp},
 };
 

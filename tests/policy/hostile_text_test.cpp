@@ -221,10 +221,11 @@ TEST_F(HostileTextTest, ErrorsFromTheServerAndQuotedArgumentsStayOnOneLine) {
   EXPECT_EQ(std::count(failed.err.begin(), failed.err.end(), '\n'), 1) << failed.err;
 
   for (std::string name : {"no\x1b[31msuch", "two\nlines", "nul\u0085c1", "rlo\u202eexe"}) {
-    auto refused = kaja({"call", "--persona", "p", "--yes", "h", name, "{}"});
-    EXPECT_EQ(refused.exitCode, 3) << refused.err;
-    expectTerminalSafe(refused.err, "stderr for " + name);
-    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+    // No such tool: a usage error, whose message quotes the name and the nearest one safely.
+    auto unknown = kaja({"call", "--persona", "p", "--yes", "h", name, "{}"});
+    EXPECT_EQ(unknown.exitCode, 2) << unknown.err;
+    expectTerminalSafe(unknown.err, "stderr for " + name);
+    EXPECT_EQ(std::count(unknown.err.begin(), unknown.err.end(), '\n'), 1) << unknown.err;
   }
 }
 
