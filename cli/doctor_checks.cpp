@@ -166,6 +166,18 @@ void checkEntry(const Context& context, const PersonaProblem& base, const EntryL
     problems.push_back(std::move(here));
     return;
   }
+  const bool guarded = std::any_of(entry.roots.begin(), entry.roots.end(),
+                                   [](const auto& root) { return root.readOnly || root.backup; });
+  if (guarded && record->ability->pathArgs.empty()) {
+    // The persona's rules cannot be kept, whoever shipped the persona: the ability stays off.
+    here.kind = "unguarded-folders";
+    here.fails = true;
+    here.detail = "gives " + entry.ability + " read-only or backed-up folders, but its manifest (" +
+                  record->ability->manifestPath +
+                  ") names no pathArgs, so kaja could not keep it to them and leaves it off; add "
+                  "pathArgs and roots = true to that manifest, or drop --read-only and --backup.";
+    problems.push_back(std::move(here));
+  }
   for (const auto& root : entry.roots) {
     PersonaProblem folderBase = base;
     if (auto line = lines.roots.find({entry.ability, root.path}); line != lines.roots.end()) {

@@ -12,7 +12,9 @@ namespace kaja::cli {
 /// One thing wrong with a persona, as `kaja doctor` reports it.
 struct PersonaProblem {
   /// broken (the file does not load), unknown-ability, broken-ability, missing-folder,
-  /// not-a-folder, unreachable-folder or unknown-active (the chosen persona is gone).
+  /// not-a-folder, unreachable-folder, unguarded-folders (read-only or backed-up folders given
+  /// to an ability whose manifest names no pathArgs) or unknown-active (the chosen persona is
+  /// gone).
   std::string kind;
   std::string persona;
   std::string file;        ///< the persona file (for unknown-active, the file that names it)

@@ -412,3 +412,53 @@ TEST_F(ImportCliTest, AnImportedServerRunsInItsFolderAndCanBeEnabled) {
 
 }  // namespace
 }  // namespace kaja::cli
+
+namespace kaja::cli {
+namespace {
+
+// The outside review's attack: replace the shipped filesystem, whose persona keeps a
+// read-only and a backed-up folder, with a Claude entry that names no path arguments.
+TEST(ImportGuardTest, AForcedImportOverAGuardedAbilityLeavesItOffInsteadOfUnguarded) {
+  testing::CliEditFixture fixture;
+  const std::string home = fixture.env()[0].substr(5);
+  const std::string server = std::string(KAJA_SOURCE_DIR) +
+                             "/tests/npm/node_modules/@modelcontextprotocol/server-filesystem/"
+                             "dist/index.js";
+  testing::TempDir root;
+  root.write("market/abilities/filesystem/mcp.toml",
+             "command = \"node\"\nargs = [\"" + server +
+                 "\"]\nroots = true\napproval = \"writes\"\npathArgs = [\"path\"]\n");
+  root.write("market/personas/default.toml",
+             "abilities = [{ name = \"filesystem\", roots = [{ path = \"~/ro\", readOnly = true "
+             "}, { path = \"~/bk\", backup = true }] }]\n");
+  fs::create_directories(home + "/ro");
+  fs::create_directories(home + "/bk");
+  std::ofstream(home + "/ro/keep.txt") << "keep";
+  std::ofstream(home + "/c.json")
+      << json({{"mcpServers", {{"filesystem", {{"command", "node"}, {"args", {server, home}}}}}}})
+             .dump();
+  std::vector<std::string> env = fixture.env();
+  std::erase_if(env, [](const std::string& v) { return v.starts_with("KAJA_SHIPPED_"); });
+  env.push_back("KAJA_SHIPPED_MARKETPLACE=" + root.path() + "/market");
+  auto run = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), std::string(KAJA_BIN_DIR) + "/kaja");
+    return testing::runCommand(args, env);
+  };
+  auto imported = run({"import", home + "/c.json", "--force"});
+  ASSERT_EQ(imported.exitCode, 0) << imported.err;
+
+  auto write = run({"call", "--yes", "filesystem", "write_file",
+                    json({{"path", home + "/ro/keep.txt"}, {"content", "OVERWRITTEN"}}).dump()});
+  EXPECT_NE(write.exitCode, 0) << write.out;
+  EXPECT_THAT(write.err, HasSubstr("names no pathArgs, so kaja could not keep it to them"));
+  EXPECT_EQ(testing::readFile(home + "/ro/keep.txt"), "keep");
+
+  auto tools = run({"tools", "--json"});
+  EXPECT_THAT(tools.out, Not(HasSubstr("mcp__filesystem__write_file")));
+  auto doctor = run({"doctor", "--json", "filesystem"});
+  EXPECT_EQ(doctor.exitCode, 1) << doctor.out;
+  EXPECT_THAT(doctor.out, HasSubstr("\"unguarded-folders\""));
+}
+
+}  // namespace
+}  // namespace kaja::cli
