@@ -206,7 +206,7 @@ constexpr Command kCommands[] = {
      "Writes <your marketplace>/abilities/NAME/mcp.toml (kaja config paths shows where).\n"
      "The manifest passes the same loader as any other before it is put in place; when it\n"
      "does not, nothing is written and the error names the line. NAME is 1-64 of A-Z, a-z,\n"
-     "0-9, - and _. A secret-looking value (an --env name holding KEY, TOKEN, SECRET,\n"
+     "0-9, - and _, not starting with -. A secret-looking value (an --env name holding KEY, TOKEN, SECRET,\n"
      "PASSWORD or CREDENTIAL, or an Authorization or *Key*/*Token* header) goes to the\n"
      "secrets file (mode 0600) as the ability's key, never into the manifest; a manifest\n"
      "references one key, so a second secret value is refused. A remote ability sends no\n"

@@ -175,6 +175,8 @@ class RuleError {
 
 bool isValidName(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
+  // A leading dash would read as an option on every command line that names it.
+  if (name.front() == '-') return false;
   for (char c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return false;
   }
@@ -285,7 +287,8 @@ Result<void> validate(const Ability& ability, const LineLookup& lineOf) {
   RuleError error(ability, lineOf);
   if (!isValidName(ability.name)) {
     return error("", "the folder name \"" + ability.name +
-                         "\" is not a valid ability name: use 1-64 of A-Z, a-z, 0-9, - and _.");
+                         "\" is not a valid ability name: use 1-64 of A-Z, a-z, 0-9, - and _, not "
+                         "starting with -.");
   }
   if (ability.transport == Transport::kStdio) {
     if (!ability.package && !ability.command) {

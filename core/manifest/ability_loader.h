@@ -26,7 +26,7 @@ using LineLookup = std::function<int(std::string_view key)>;
 /// that each setting suits the transport. `lineOf`, when given, points errors at lines.
 Result<void> validate(const Ability& ability, const LineLookup& lineOf = {});
 
-/// Returns true when `name` is 1–64 characters of [A-Za-z0-9_-].
+/// Returns true when `name` is 1–64 characters of [A-Za-z0-9_-], the first not a dash.
 bool isValidName(std::string_view name);
 
 /// Returns true when `url` is an absolute http:// or https:// URL with a host.

@@ -270,6 +270,7 @@ TEST_F(AbilityLoaderTest, NameOutsideCharsetFails) {
   }
   EXPECT_TRUE(isValidName("good_Name-9"));
   EXPECT_FALSE(isValidName(std::string(65, 'a')));
+  EXPECT_FALSE(isValidName("-rf"));  // would read as an option wherever it is named
 }
 
 TEST_F(AbilityLoaderTest, SyntaxErrorNamesLine) {
