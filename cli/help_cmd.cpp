@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -135,7 +136,14 @@ int printRules(std::span<const std::string> wanted) {
     bool any = false;
     for (const auto& guide : policy::ruleGuides()) {
       const std::string_view code = guide.rule.substr(0, guide.rule.find(' '));
-      if (guide.rule == name || code == name) {
+      auto same = [](std::string_view a, std::string_view b) {
+        return a.size() == b.size() &&
+               std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+                 return std::tolower(static_cast<unsigned char>(x)) ==
+                        std::tolower(static_cast<unsigned char>(y));
+               });
+      };
+      if (same(guide.rule, name) || same(code, name)) {
         shown.push_back(&guide);
         any = true;
       }
