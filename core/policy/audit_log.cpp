@@ -11,6 +11,7 @@
 #include <ctime>
 
 #include "core/util/sys.h"
+#include "core/util/utc_digits.h"
 
 namespace kaja::core::policy {
 
@@ -254,24 +255,7 @@ std::optional<std::chrono::system_clock::time_point> parseIsoUtc(std::string_vie
     bool digit = text[i] >= '0' && text[i] <= '9';
     if (kShape[i] == 'd' ? !digit : text[i] != kShape[i]) return std::nullopt;
   }
-  auto number = [&](size_t at, size_t length) {
-    int value = 0;
-    std::from_chars(text.data() + at, text.data() + at + length, value);
-    return value;
-  };
-  std::tm utc{};
-  utc.tm_year = number(0, 4) - 1900;
-  utc.tm_mon = number(5, 2) - 1;
-  utc.tm_mday = number(8, 2);
-  utc.tm_hour = number(11, 2);
-  utc.tm_min = number(14, 2);
-  utc.tm_sec = number(17, 2);
-  if (utc.tm_mon < 0 || utc.tm_mon > 11 || utc.tm_mday < 1 || utc.tm_mday > 31 ||
-      utc.tm_hour > 23 || utc.tm_min > 59 || utc.tm_sec > 60) {
-    return std::nullopt;
-  }
-  return std::chrono::system_clock::from_time_t(::timegm(&utc)) +
-         std::chrono::milliseconds(number(20, 3));
+  return utcFromDigits(text, {0, 5, 8, 11, 14, 17, 20});
 }
 
 Result<AuditRecord> parseAuditLine(std::string_view line) {

@@ -14,6 +14,7 @@
 #include "core/util/quote.h"
 #include "core/util/sys.h"
 #include "core/util/unique_fd.h"
+#include "core/util/utc_digits.h"
 
 namespace kaja::core::policy {
 namespace {
@@ -121,23 +122,7 @@ bool isBackupStamp(std::string_view stamp) {
 
 std::optional<std::chrono::system_clock::time_point> parseBackupStamp(std::string_view stamp) {
   if (!isBackupStamp(stamp)) return std::nullopt;
-  auto number = [&](size_t at, size_t length) {
-    int value = 0;
-    std::from_chars(stamp.data() + at, stamp.data() + at + length, value);
-    return value;
-  };
-  std::tm utc{};
-  utc.tm_year = number(0, 4) - 1900;
-  utc.tm_mon = number(4, 2) - 1;
-  utc.tm_mday = number(6, 2);
-  utc.tm_hour = number(9, 2);
-  utc.tm_min = number(11, 2);
-  utc.tm_sec = number(13, 2);
-  bool valid = utc.tm_mon >= 0 && utc.tm_mon < 12 && utc.tm_mday >= 1 && utc.tm_mday <= 31 &&
-               utc.tm_hour < 24 && utc.tm_min < 60 && utc.tm_sec <= 60;
-  if (!valid) return std::nullopt;
-  std::time_t seconds = ::timegm(&utc);
-  return std::chrono::system_clock::from_time_t(seconds) + std::chrono::milliseconds(number(16, 3));
+  return utcFromDigits(stamp, {0, 4, 6, 9, 11, 13, 16});
 }
 
 BackupStore::BackupStore(std::string backupsDir, Clock clock, TreeLimits treeLimits)
