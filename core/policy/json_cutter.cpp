@@ -80,7 +80,16 @@ std::optional<Json> JsonCutter::cutAt(const Json& value, int depth) {
     cut_ += sizeAt(value, depth, maxDepth_);
     return std::nullopt;
   }
-  if (value.is_string()) return cutString(value.get_ref<const std::string&>());
+  if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    // An empty string has nothing to cut: when its quotes do not fit it is left out like a
+    // number, since a marker would change it while counting no byte as cut.
+    if (text.empty() && left_ < 2) {
+      cut_ += 2;
+      return std::nullopt;
+    }
+    return cutString(text);
+  }
   if (!value.is_structured()) {
     size_t size = scalarSize(value);
     if (size > left_) {

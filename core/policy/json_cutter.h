@@ -26,11 +26,11 @@ size_t jsonSizeEstimate(const mcp::Json& value, int maxDepth = 64);
 /// Copies JSON values within one byte budget, keeping their JSON types, so that a result
 /// that was too big can still be read and still matches its schema as far as possible:
 /// a string that does not fit is cut at a UTF-8 boundary and ends in a marker
-/// ("…[kaja: 2097152 more bytes cut]"), an array or object that does not fit loses its last
-/// members, and nesting deeper than `maxDepth` becomes a marker string. Kept strings and keys
-/// are made well-formed UTF-8 and lose their tag characters (counted in hidden()); a member
-/// whose cleaned key is already taken is left out. One cutter may be used for several values:
-/// they share the budget.
+/// ("…[kaja: 2097152 more bytes cut]"), an empty string, array or object that does not fit is
+/// left out (an array or object that fits only in part loses its last members), and nesting deeper
+/// than `maxDepth` becomes a marker string. Kept strings and keys are made well-formed UTF-8 and
+/// lose their tag characters (counted in hidden()); a member whose cleaned key is already taken is
+/// left out. One cutter may be used for several values: they share the budget.
 class JsonCutter {
  public:
   explicit JsonCutter(size_t budget, int maxDepth = 64) : left_(budget), maxDepth_(maxDepth) {}

@@ -13,6 +13,7 @@ namespace {
 
 using mcp::Json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 mcp::ToolResult resultOf(Json raw) {
@@ -196,6 +197,36 @@ TEST(OutputGuardHostileTest, TagCharactersAreTakenOutOfStringsThatAreCut) {
     EXPECT_FALSE(hasTagCharacter(allText(cut))) << limit;
     EXPECT_NO_THROW(cut.result.raw.dump()) << limit;
   }
+}
+
+// Found by tests/fuzz/output_guard_fuzz.cpp: an empty string of an extra field whose quotes no
+// longer fit the meta budget became "…[kaja: 0 more bytes cut]", counted as no byte cut, so the
+// result changed while the report said nothing changed.
+TEST(OutputGuardHostileTest, AnEmptyStringThatDoesNotFitIsLeftOutAndCounted) {
+  std::string input =
+      R"({"content":[{"type":"image","data":"","jWateTyptatext":"","mimeType":"image",)"
+      R"("mimeTe":""}]})";
+  Json raw = Json::parse(input);
+  auto out = guardOutput(resultOf(raw), OutputLimits{31, 32, 64, 31});
+  ASSERT_EQ(out.result.content().size(), 2u);
+  const Json& image = out.result.content()[0];
+  EXPECT_EQ(image["jWateTyptatext"], "");
+  EXPECT_FALSE(image.contains("mimeTe"));
+  EXPECT_THAT(allText(out), Not(HasSubstr("0 more bytes cut")));
+  EXPECT_EQ(out.report.metaBytesCut, 12u);  // "mimeTe":"" as compact JSON, with its comma
+  EXPECT_TRUE(out.report.changed());
+  EXPECT_THAT(textAt(out, 1), HasSubstr("12 bytes of _meta, annotations, names and other fields"));
+  // With room for it the same result passes unchanged.
+  auto whole = guardOutput(resultOf(raw), OutputLimits{31, 32, 64, 32});
+  EXPECT_FALSE(whole.report.changed());
+  EXPECT_EQ(whole.result.raw, raw);
+
+  // An empty structuredContent that does not fit is left out with a note, not replaced.
+  auto structured = guardOutput(resultOf({{"content", Json::array()}, {"structuredContent", ""}}),
+                                OutputLimits{0, 0, 1, 0});
+  EXPECT_FALSE(structured.result.raw.contains("structuredContent"));
+  EXPECT_TRUE(structured.report.structuredDropped);
+  EXPECT_TRUE(structured.report.changed());
 }
 
 // A key is a string a model reads too; once its tag characters are gone it must not replace
