@@ -170,13 +170,15 @@ void checkEntry(const Context& context, const PersonaProblem& base, const EntryL
                                    [](const auto& root) { return root.readOnly || root.backup; });
   if (guarded && record->ability->pathArgs.empty()) {
     // The persona's rules cannot be kept, whoever shipped the persona: the ability stays off.
-    here.kind = "unguarded-folders";
-    here.fails = true;
-    here.detail = "gives " + entry.ability + " read-only or backed-up folders, but its manifest (" +
-                  record->ability->manifestPath +
-                  ") names no pathArgs, so kaja could not keep it to them and leaves it off; add "
-                  "pathArgs and roots = true to that manifest, or drop --read-only and --backup.";
-    problems.push_back(std::move(here));
+    PersonaProblem unguarded = here;
+    unguarded.kind = "unguarded-folders";
+    unguarded.fails = true;
+    unguarded.detail =
+        "gives " + entry.ability + " read-only or backed-up folders, but its manifest (" +
+        record->ability->manifestPath +
+        ") names no pathArgs, so kaja could not keep it to them and leaves it off; add "
+        "pathArgs and roots = true to that manifest, or drop --read-only and --backup.";
+    problems.push_back(std::move(unguarded));
   }
   for (const auto& root : entry.roots) {
     PersonaProblem folderBase = base;
