@@ -2,45 +2,22 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdint>
 #include <set>
 #include <string_view>
-#include <unordered_map>
 
 #include "core/policy/text_normalizer.h"
+#include "core/policy/word_lattice.h"
 #include "core/util/quote.h"
-#include "core/util/unicode.h"
 
 namespace kaja::core::policy {
 namespace {
 
-// A pattern is a sequence of slots over the words of a normalised string. A slot accepts one
-// of its words between `min` and `max` times in a row; a slot with no words accepts any word
-// (a gap). Words are compiled to ids so that matching is a table lookup per token.
-struct Slot {
-  std::vector<std::string> words;
-  int min = 1;
-  int max = 1;
-  std::vector<char> accepts;  // by word id; empty for a gap
-};
-
-struct Pattern {
-  std::string name;
-  std::vector<Slot> slots;
-};
-
-struct WordHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view word) const { return std::hash<std::string_view>{}(word); }
-};
-
-// Every word any pattern names, by id; id 0 is every other word.
-using Dictionary = std::unordered_map<std::string, uint32_t, WordHash, std::equal_to<>>;
-
+// A pattern is a sequence of slots over the words of a normalised string (see WordLattice).
+// Words are compiled to vocabulary ids so that matching is a table lookup per word.
 // Spec syntax: slots separated by spaces, alternatives by commas; `x?` optional, `x*` up to
 // three times, `x+` once or twice, `~N` up to N words of anything.
-Pattern parsePattern(std::string_view name, std::string_view spec) {
-  Pattern pattern{std::string(name), {}};
+PhrasePattern parsePattern(std::string_view name, std::string_view spec) {
+  PhrasePattern pattern{std::string(name), {}};
   size_t pos = 0;
   while (pos < spec.size()) {
     size_t end = spec.find(' ', pos);
@@ -48,7 +25,7 @@ Pattern parsePattern(std::string_view name, std::string_view spec) {
     std::string_view piece = spec.substr(pos, end - pos);
     pos = end + 1;
     if (piece.empty()) continue;
-    Slot slot;
+    PhraseSlot slot;
     if (piece.front() == '~') {
       slot.min = 0;
       slot.max = piece[1] - '0';
@@ -84,8 +61,8 @@ Pattern parsePattern(std::string_view name, std::string_view spec) {
 #define KAJA_USER "user,users,human,humans"
 
 struct CompiledPatterns {
-  Dictionary dictionary;
-  std::vector<Pattern> patterns;
+  Vocabulary vocabulary;
+  std::vector<PhrasePattern> patterns;
 };
 
 const CompiledPatterns& compiledPatterns() {
@@ -156,18 +133,17 @@ const CompiledPatterns& compiledPatterns() {
       compiled->patterns.push_back(parsePattern(spec.name, spec.spec));
     for (const auto& pattern : compiled->patterns) {
       for (const auto& slot : pattern.slots) {
-        for (const auto& word : slot.words) {
-          compiled->dictionary.emplace(word,
-                                       static_cast<uint32_t>(compiled->dictionary.size() + 1));
-        }
+        for (const auto& word : slot.words) compiled->vocabulary.add(word);
       }
     }
     for (auto& pattern : compiled->patterns) {
       for (auto& slot : pattern.slots) {
         if (slot.words.empty()) continue;
-        slot.accepts.assign(compiled->dictionary.size() + 1, 0);
-        for (const auto& word : slot.words)
-          slot.accepts[compiled->dictionary.find(word)->second] = 1;
+        slot.accepts.assign(compiled->vocabulary.ids.size() + 1, 0);
+        for (const auto& word : slot.words) {
+          slot.ids.push_back(compiled->vocabulary.idOf(word));
+          slot.accepts[slot.ids.back()] = 1;
+        }
       }
     }
     return compiled;
@@ -182,110 +158,24 @@ const CompiledPatterns& compiledPatterns() {
 #undef KAJA_TELL
 #undef KAJA_USER
 
-bool isPunctuationToken(char c) {
-  return std::string_view("<>|[]#/:").find(c) != std::string_view::npos;
-}
-
-// Returns the length of the UTF-8 sequence at text[i] (1 for a stray byte) and whether the
-// code point is a letter or a combining mark of any script.
-std::pair<size_t, bool> nonAsciiAt(std::string_view text, size_t i) {
-  auto lead = static_cast<unsigned char>(text[i]);
-  size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-  if (length == 1 || i + length > text.size()) return {1, false};
-  char32_t c = lead & (0x7F >> length);
-  for (size_t k = 1; k < length; ++k) {
-    auto next = static_cast<unsigned char>(text[i + k]);
-    if ((next & 0xC0) != 0x80) return {1, false};
-    c = (c << 6) | (next & 0x3F);
-  }
-  auto kind = unicode::charKind(c);
-  return {length, kind == unicode::CharKind::kLetter || kind == unicode::CharKind::kMark};
-}
-
-// Splits normalised text into words and the punctuation that role tags are made of. A word is
-// a run of letters (with their marks); every other code point (digits, punctuation, symbols,
-// the braille blank, "·", "’") separates words, so no character can glue two words together.
-std::vector<std::string_view> tokenize(std::string_view text) {
-  std::vector<std::string_view> tokens;
-  size_t i = 0;
-  size_t start = std::string_view::npos;
-  auto endWord = [&](size_t at) {
-    if (start != std::string_view::npos) tokens.push_back(text.substr(start, at - start));
-    start = std::string_view::npos;
-  };
-  while (i < text.size()) {
-    char c = text[i];
-    if (static_cast<unsigned char>(c) >= 0x80) {
-      auto [length, letter] = nonAsciiAt(text, i);
-      if (letter && start == std::string_view::npos) start = i;
-      if (!letter) endWord(i);
-      i += length;
-      continue;
-    }
-    if (c >= 'a' && c <= 'z') {
-      if (start == std::string_view::npos) start = i;
-      ++i;
-      continue;
-    }
-    endWord(i);
-    if (isPunctuationToken(c)) tokens.push_back(text.substr(i, 1));
-    ++i;
-  }
-  endWord(text.size());
-  return tokens;
-}
-
-std::vector<uint32_t> wordIds(const std::vector<std::string_view>& tokens,
-                              const Dictionary& dictionary) {
-  std::vector<uint32_t> ids;
-  ids.reserve(tokens.size());
-  for (auto token : tokens) {
-    auto it = dictionary.find(token);
-    ids.push_back(it == dictionary.end() ? 0 : it->second);
-  }
-  return ids;
-}
-
-bool slotAccepts(const Slot& slot, uint32_t id) {
-  return slot.accepts.empty() || slot.accepts[id] != 0;
-}
-
-bool matchesAt(const std::vector<uint32_t>& ids, size_t pos, const Pattern& pattern,
-               size_t slotIndex) {
-  if (slotIndex == pattern.slots.size()) return true;
-  const Slot& slot = pattern.slots[slotIndex];
-  int taken = 0;
-  while (true) {
-    if (taken >= slot.min && matchesAt(ids, pos + taken, pattern, slotIndex + 1)) return true;
-    if (taken == slot.max || pos + taken >= ids.size()) return false;
-    if (!slotAccepts(slot, ids[pos + taken])) return false;
-    ++taken;
-  }
-}
-
-bool matches(const std::vector<uint32_t>& ids, const Pattern& pattern) {
-  for (size_t pos = 0; pos < ids.size(); ++pos) {
-    if (slotAccepts(pattern.slots.front(), ids[pos]) && matchesAt(ids, pos, pattern, 0)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 bool isAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 
 // `.env` names a secrets file; these suffixes name templates that by convention hold none.
-bool isEnvTemplate(std::string_view rest) {
+// Returns the length of the one `rest` starts with (ending a word), or 0.
+size_t envTemplateLength(std::string_view rest) {
   for (std::string_view suffix : {"example", "sample", "template", "dist"}) {
     if (rest.starts_with(suffix) &&
         (rest.size() == suffix.size() || !isAlnum(rest[suffix.size()]))) {
-      return true;
+      return suffix.size();
     }
   }
-  return false;
+  return 0;
 }
 
-bool mentionsSecretPath(std::string_view text) {
+// Returns true when `normalized` names a secrets file. In marked text (InvisibleMode::kMark)
+// each mark is read as nothing or as a break, whichever names one: ".s\u200bsh",
+// "cat\u200b.env\u200bfirst" and ".env\u200b.example" all do.
+bool mentionsSecretPath(std::string_view normalized) {
   static constexpr std::array<std::string_view, 19> kNeedles = {".ssh",
                                                                 "id_rsa",
                                                                 "id_dsa",
@@ -305,16 +195,41 @@ bool mentionsSecretPath(std::string_view text) {
                                                                 ".gnupg",
                                                                 ".envrc",
                                                                 ".env"};
+  std::string unmarked;
+  std::vector<char> markBefore;  // by position in `text`: a mark stood just before it
+  std::string_view text = normalized;
+  if (normalized.find(kWordBreakMark) != std::string_view::npos) {
+    markBefore.assign(normalized.size() + 1, 0);
+    for (char c : normalized) {
+      if (c == kWordBreakMark) {
+        markBefore[unmarked.size()] = 1;
+      } else {
+        unmarked += c;
+      }
+    }
+    text = unmarked;
+  }
+  auto marked = [&](size_t at) { return !markBefore.empty() && markBefore[at] != 0; };
+  auto wordChar = [&](size_t at) {
+    return at < text.size() && (isAlnum(text[at]) || text[at] == '_');
+  };
   for (std::string_view needle : kNeedles) {
     for (size_t at = text.find(needle); at != std::string_view::npos;
          at = text.find(needle, at + 1)) {
       // "process.env" is a property and "myid_rsa" another word: the mention must start one.
-      if (at > 0 && (isAlnum(text[at - 1]) || text[at - 1] == '_')) continue;
+      if (at > 0 && !marked(at) && wordChar(at - 1)) continue;
       size_t end = at + needle.size();
-      std::string_view rest = text.substr(end);
-      if (needle == "keychain" && rest.starts_with("s")) rest.remove_prefix(1);
-      if (!rest.empty() && (isAlnum(rest.front()) || rest.front() == '_')) continue;
-      if (needle == ".env" && rest.starts_with(".") && isEnvTemplate(rest.substr(1))) continue;
+      if (needle == "keychain" && text.substr(end).starts_with("s")) ++end;
+      if (!marked(end) && wordChar(end)) continue;
+      if (needle == ".env" && text.substr(end).starts_with(".")) {
+        // A template only if it reads as one however its marks are read.
+        size_t length = envTemplateLength(text.substr(end + 1));
+        bool markInside = false;
+        for (size_t i = end; length != 0 && i <= end + 1 + length && i < markBefore.size(); ++i) {
+          markInside = markInside || markBefore[i] != 0;
+        }
+        if (length != 0 && !markInside) continue;
+      }
       return true;
     }
   }
@@ -326,11 +241,11 @@ void scanVariants(std::string_view text, const std::vector<NormalizeOptions>& va
   const auto& compiled = compiledPatterns();
   for (const auto& options : variants) {
     std::string normalized = normalizeForScan(text, options);
-    auto ids = wordIds(tokenize(normalized), compiled.dictionary);
+    WordLattice lattice(normalized, compiled.vocabulary);
     // Most strings share no word with any pattern; they need no matching at all.
-    if (std::any_of(ids.begin(), ids.end(), [](uint32_t id) { return id != 0; })) {
+    if (lattice.mentionsAnyWord()) {
       for (const auto& pattern : compiled.patterns) {
-        if (!found.contains(pattern.name) && matches(ids, pattern)) found.insert(pattern.name);
+        if (!found.contains(pattern.name) && lattice.matches(pattern)) found.insert(pattern.name);
       }
     }
     if (mentionsSecretPath(normalized)) found.insert("secret-path");
@@ -348,14 +263,15 @@ bool hasCamelStep(std::string_view text) {
 void scanInto(std::string_view text, const std::string& field, bool identifier,
               std::vector<InjectionFinding>& out) {
   std::set<std::string_view> found;
-  // Each way of reading the text that can give other words: invisible characters removed
-  // or read as spaces, and for identifiers camelCase kept or split.
+  // Each way of reading the text that can give other words: invisible characters removed,
+  // or each run of them read as nothing or as a word break (whichever gives a word), and for
+  // identifiers camelCase kept or split.
   bool invisible = hasInvisible(text);
   bool camel = identifier && hasCamelStep(text);
   std::vector<NormalizeOptions> variants = {{InvisibleMode::kRemove, false}};
-  if (invisible) variants.push_back({InvisibleMode::kSpace, false});
+  if (invisible) variants.push_back({InvisibleMode::kMark, false});
   if (camel) variants.push_back({InvisibleMode::kRemove, true});
-  if (invisible && camel) variants.push_back({InvisibleMode::kSpace, true});
+  if (invisible && camel) variants.push_back({InvisibleMode::kMark, true});
   std::vector<std::string> texts = {std::string(text)};
   if (invisible) {
     // What tag characters spell is read by a model though no one sees it: scan it too, and

@@ -29,10 +29,13 @@ struct ScanLimits {
 /// Returns the findings in one model-facing string. `field` is copied into each finding.
 /// `identifier` also reads camelCase as separate words (for names and property keys), and
 /// makes any invisible character a finding (a name is sent back as written, so it cannot be
-/// cleaned). A string holding invisible characters is read both with them removed and with
-/// them as spaces, so that both "ig\u200bnore" and "ignore\u200bprevious" are read as words;
-/// text hidden in tag characters is read too, and is a finding by itself. Every code point
-/// that is no letter breaks words (see normalizeForScan for the folding).
+/// cleaned). A string holding invisible characters is read with them removed, and with each
+/// run of them read as nothing or as a word break, whichever spells a pattern's words, so that
+/// "ig\u200bnore\u200bprevious instructions" reads "ignore previous instructions"; text
+/// hidden in tag characters is read too, and is a finding by itself. Every code point that is
+/// no letter breaks words (see normalizeForScan for the folding); one or two in-word marks
+/// ("ig.nore", "ig-nore"), a hyphen at a line break and a space between two single letters
+/// ("i g n o r e") are also read as nothing (see WordLattice).
 ///
 /// Deliberate exceptions, chosen to keep real tools usable: `.env.example`, `.env.sample`,
 /// `.env.template` and `.env.dist` are templates without secrets and do not match, and

@@ -175,7 +175,9 @@ void appendUtf8(std::string& out, char32_t c) {
 
 bool isInvisible(char32_t c) {
   if (isSpace(c)) return false;
-  return c < 0x20 || inRange(c, 0x7F, 0x9F) || unicode::isDefaultIgnorable(c);
+  // No ASCII character is default-ignorable: ASCII text needs no ICU lookup.
+  if (c < 0x80) return c < 0x20 || c == 0x7F;
+  return inRange(c, 0x7F, 0x9F) || unicode::isDefaultIgnorable(c);
 }
 
 bool hasInvisible(std::string_view text) {
@@ -224,7 +226,7 @@ std::string hiddenTagText(std::string_view text) {
 }
 
 std::string normalizeForScan(std::string_view text, const NormalizeOptions& options) {
-  // Step 1, on the text as written: invisibles removed or spaced, camelCase split (case is
+  // Step 1, on the text as written: invisibles removed or marked, camelCase split (case is
   // gone after folding).
   std::string prepared;
   prepared.reserve(text.size());
@@ -237,7 +239,7 @@ std::string normalizeForScan(std::string_view text, const NormalizeOptions& opti
     char32_t c =
         ascii ? static_cast<char32_t>(static_cast<unsigned char>(text[index])) : decoded[index];
     if (isInvisible(c)) {
-      if (options.invisibles == InvisibleMode::kSpace) prepared += ' ';
+      if (options.invisibles == InvisibleMode::kMark) prepared += kWordBreakMark;
       continue;
     }
     if (options.splitCamelCase && c >= 'A' && c <= 'Z' && previous >= 'a' && previous <= 'z') {
@@ -269,17 +271,26 @@ std::string normalizeForScan(std::string_view text, const NormalizeOptions& opti
       }
     }
   }
-  // Step 3: every run of whitespace becomes one space, none at either end.
+  // Step 3: every run of whitespace becomes one space, none at either end. A mark counts only
+  // between two characters that are no space: next to a space, a word breaks anyway (and the
+  // characters between two marks may have folded to nothing).
   std::string out;
   out.reserve(folded.size());
   bool pendingSpace = false;
+  bool pendingMark = false;
   for (char c : folded) {
     if (c == ' ' || (c >= '\t' && c <= '\r')) {
       pendingSpace = !out.empty();
+      pendingMark = false;
+      continue;
+    }
+    if (c == kWordBreakMark) {
+      pendingMark = !out.empty() && !pendingSpace;
       continue;
     }
     if (pendingSpace) out += ' ';
-    pendingSpace = false;
+    if (pendingMark) out += kWordBreakMark;
+    pendingSpace = pendingMark = false;
     out += c;
   }
   return out;

@@ -34,8 +34,16 @@ std::string hiddenTagText(std::string_view text);
 /// What normalisation does with an invisible character.
 enum class InvisibleMode {
   kRemove,  ///< "ig\u200bnore" reads "ignore"
-  kSpace,   ///< "ignore\u200bprevious" reads "ignore previous"
+  /// Each run of invisible characters between two visible ones becomes one kWordBreakMark
+  /// ("ig\u200bnore\u200bprevious" reads "ig", mark, "nore", mark, "previous"), so that a
+  /// matcher can read each run as nothing or as a word break, whichever the run is meant as.
+  kMark,
 };
+
+/// What InvisibleMode::kMark puts in place of a run of invisible characters: U+001F, which
+/// normalised text holds nowhere else (it is itself invisible, so input spelling it is read as
+/// one more invisible character). Never first or last, next to a space or twice in a row.
+inline constexpr char kWordBreakMark = '\x1F';
 
 /// Options for normalizeForScan.
 struct NormalizeOptions {
@@ -46,7 +54,7 @@ struct NormalizeOptions {
 };
 
 /// Returns `text` the way a prompt-injection matcher wants it: invisible characters removed
-/// or turned into spaces; then ICU's NFKC_Casefold (fullwidth, mathematical, circled and
+/// or marked (see InvisibleMode); then ICU's NFKC_Casefold (fullwidth, mathematical, circled and
 /// letterlike forms, ligatures, super- and subscripts, case); then each letter or number
 /// that looks like ASCII read as that ASCII (its UTS #39 confusable skeleton without accents:
 /// Cyrillic, Greek, Armenian and IPA look-alikes, "é" as "e"), each punctuation mark or

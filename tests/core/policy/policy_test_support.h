@@ -24,7 +24,8 @@ inline core::mcp::Tool makeTool(const std::string& name, const std::string& desc
 }
 
 /// Returns the tools/list snapshot of a real server kept in tests/core/policy/data
-/// (`server` is "server-filesystem", "server-everything" or "server-sequential-thinking").
+/// (`server` is "server-filesystem", "server-everything", "server-sequential-thinking" or
+/// "chrome-devtools").
 inline std::vector<core::mcp::Tool> fixtureTools(const std::string& server) {
   std::ifstream in(std::string(KAJA_SOURCE_DIR) + "/tests/core/policy/data/" + server +
                    ".tools.json");

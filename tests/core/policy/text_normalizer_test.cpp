@@ -24,10 +24,19 @@ TEST(TextNormalizerTest, AppendUtf8RoundTrips) {
   EXPECT_EQ(out, "a\xC3\xA9\xE2\x80\x8B\xF0\x9D\x90\x80");
 }
 
-TEST(TextNormalizerTest, InvisiblesAreRemovedOrSpaced) {
+TEST(TextNormalizerTest, InvisiblesAreRemovedOrMarked) {
   std::string text = "ig\u200Bno\u00ADre\u2060 pre\uFEFFvi\u200Dous\u202E";
   EXPECT_EQ(normalizeForScan(text), "ignore previous");
-  EXPECT_EQ(normalizeForScan("ignore\u200Bprevious", {InvisibleMode::kSpace}), "ignore previous");
+  // One mark per run, and none next to a space, at either end or where only marks and what
+  // folds to nothing stood.
+  const std::string m(1, kWordBreakMark);
+  const NormalizeOptions marked{InvisibleMode::kMark};
+  EXPECT_EQ(normalizeForScan(text, marked), "ig" + m + "no" + m + "re pre" + m + "vi" + m + "ous");
+  EXPECT_EQ(normalizeForScan("\u200Bi\u200C\u200Dg\u200B\u0301\u2060n \u200B", marked),
+            "i" + m + "g" + m + "n");
+  // U+001F is itself invisible: input spelling it is read as one more invisible character.
+  EXPECT_EQ(normalizeForScan("a" + m + "\x01" + "b", marked), "a" + m + "b");
+  EXPECT_EQ(normalizeForScan("a" + m + "\x01" + "b"), "ab");
   EXPECT_EQ(normalizeForScan("ab\U000E0041\U000E0020cd"), "abcd");  // tag characters
   EXPECT_TRUE(isInvisible(0x200C));
   EXPECT_TRUE(isInvisible(0x2067));
