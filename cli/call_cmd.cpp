@@ -115,8 +115,7 @@ int unlistedAbility(const PersonaSession& session, const std::string& ability) {
   if (session.context.catalog.findAbilityRecord(ability) != nullptr) {
     return refusedExit("persona \"" + persona + "\" does not include " + ability +
                        "; turn it on with `kaja enable " + ability +
-                       "` or choose a persona "
-                       "that has it (`kaja personas`)");
+                       "` or choose a persona that has it (`kaja personas`)");
   }
   std::vector<std::string_view> names{policy::kKajaAbility};
   for (const auto& active : session.persona.abilities) names.push_back(active.ability.name);
