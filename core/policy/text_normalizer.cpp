@@ -177,7 +177,7 @@ bool isInvisible(char32_t c) {
   if (isSpace(c)) return false;
   // No ASCII character is default-ignorable: ASCII text needs no ICU lookup.
   if (c < 0x80) return c < 0x20 || c == 0x7F;
-  return inRange(c, 0x7F, 0x9F) || unicode::isDefaultIgnorable(c);
+  return inRange(c, 0x7F, 0x9F) || unicode::isDefaultIgnorable(c) || unicode::isBlankLooking(c);
 }
 
 bool hasInvisible(std::string_view text) {

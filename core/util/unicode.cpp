@@ -133,6 +133,18 @@ bool isDefaultIgnorable(char32_t codePoint) {
   return u_hasBinaryProperty(static_cast<UChar32>(codePoint), UCHAR_DEFAULT_IGNORABLE_CODE_POINT);
 }
 
+bool isBlankLooking(char32_t codePoint) {
+  if (codePoint == 0x2800 || codePoint == 0xFFFC) return true;
+  switch (u_charType(static_cast<UChar32>(codePoint))) {
+    case U_FORMAT_CHAR:
+    case U_PRIVATE_USE_CHAR:
+    case U_UNASSIGNED:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::string charName(char32_t codePoint) {
   char buffer[128];
   UErrorCode status = U_ZERO_ERROR;

@@ -46,6 +46,13 @@ CharKind charKind(char32_t codePoint);
 /// fillers and the like. They draw nothing, yet split or hide words.
 bool isDefaultIgnorable(char32_t codePoint);
 
+/// Returns true for characters that draw nothing a reader can tell from nothing, beyond the
+/// default-ignorable ones: every format character (General_Category Cf, such as the Egyptian
+/// hieroglyph format controls U+13430–U+1343F and the interlinear annotation marks
+/// U+FFF9–U+FFFB), private-use and unassigned code points, and the blank-looking U+2800
+/// (braille blank) and U+FFFC (object replacement).
+bool isBlankLooking(char32_t codePoint);
+
 /// Returns the Unicode name of `codePoint` ("LATIN LETTER SMALL CAPITAL R"), or "" when it
 /// has none.
 std::string charName(char32_t codePoint);

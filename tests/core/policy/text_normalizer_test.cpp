@@ -94,8 +94,11 @@ TEST(TextNormalizerTest, FoldsPunctuationLookAlikesAndKeepsOtherSeparators) {
   EXPECT_EQ(normalizeForScan("~\u2215.ssh"), "~/.ssh");
   EXPECT_EQ(normalizeForScan("<\u2223im"), "<|im");
   // Separators that look like nothing ASCII stay, and the scanner breaks words on them.
-  EXPECT_EQ(normalizeForScan("a\u2800b"), "a\u2800b");
   EXPECT_EQ(normalizeForScan("a\u00B7b"), "a\u00B7b");
+  // One that draws nothing at all (braille blank) is invisible, like a zero-width space:
+  // kept, it would split a word the reader sees whole.
+  EXPECT_EQ(normalizeForScan("a\u2800b"), "ab");
+  EXPECT_EQ(normalizeForScan("a\U00013430b\uFFF9c\uE000d"), "abcd");
 }
 
 TEST(TextNormalizerTest, StripInvisibleKeepsVisibleText) {
