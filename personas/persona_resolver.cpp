@@ -68,13 +68,13 @@ core::Result<ResolvedPersona> resolvePersona(const marketplace::Catalog& catalog
     // Read-only and backed-up folders are kept by checking the path arguments a manifest
     // names; with none named (an ability replaced by one from another client's config, say)
     // kaja could not hold the server to them, so it stays off rather than run unguarded.
-    const bool guarded = std::any_of(active.entry.roots.begin(), active.entry.roots.end(),
+    // Every folder the persona names counts, existing or not: a server may make one.
+    const bool guarded = std::any_of(entry.roots.begin(), entry.roots.end(),
                                      [](const auto& root) { return root.readOnly || root.backup; });
     if (guarded && active.ability.pathArgs.empty()) {
       active.off = true;
       active.offReason = "persona \"" + name +
-                         "\" gives it read-only or backed-up folders, but "
-                         "its manifest (" +
+                         "\" gives it read-only or backed-up folders, but its manifest (" +
                          active.ability.manifestPath +
                          ") names no pathArgs, so kaja could not keep it to them; add pathArgs "
                          "and roots = true to the manifest, or give those folders without "
