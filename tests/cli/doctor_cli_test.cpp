@@ -277,7 +277,10 @@ TEST_F(DoctorCliTest, CrashedServersShowTheTellingStderrLine) {
                                    "throw new Error('bad config: NOTES_TOKEN is not set');\n");
   std::string noisy =
       root_.writeScript("servers/noisy.sh",
-                        "echo 'notes server 2.1' >&2\necho 'loading plugins' >&2\n"
+                        // It reads kaja's initialize first, so it dies with its message
+                        // and not on a closed stdin that kaja's write would find.
+                        "read -r request\necho 'notes server 2.1' >&2\n"
+                        "echo 'loading plugins' >&2\n"
                         "echo 'error: cannot open /var/notes.db' >&2\necho 'bye' >&2\nexit 3");
   root_.write("market/abilities/missing/mcp.toml",
               "command = \"node\"\nargs = [\"" + missing + "\"]\n");
