@@ -182,18 +182,9 @@ int runCall(std::span<const std::string> args) {
   }
   const personas::ActiveAbility* active = session->active(ability);
   if (active == nullptr) return unlistedAbility(*session, ability);
-  const core::ConnectReport* report = session->report(ability);
-  if (report == nullptr) {
-    std::string why =
-        session->skipped.empty() ? ability + " is not available" : session->skipped.front();
-    printError(why);
-    return kExitConnect;
-  }
-  if (report->error) {
-    printError(*report->error);
-    // A connection kaja refused by a rule of its own (an address, a redirect) is a refusal.
-    return report->error->code == core::ErrorCode::kRefused ? kExitRefused : kExitConnect;
-  }
+  int exitCode = kExitOk;
+  const core::ConnectReport* report = session->connected(ability, exitCode);
+  if (report == nullptr) return exitCode;
   if (auto typo = unknownTool(*report, tool)) return *typo;
 
   core::gateway::ToolCatalog catalog = session->catalog(core::gateway::NameStyle::kCli);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cli/command.h"
 #include "cli/output.h"
 #include "personas/activation.h"
 
@@ -81,6 +82,22 @@ const core::ConnectReport* PersonaSession::report(const std::string& ability) co
     if (report.ability == ability) return &report;
   }
   return nullptr;
+}
+
+const core::ConnectReport* PersonaSession::connected(const std::string& ability,
+                                                     int& exitCode) const {
+  const core::ConnectReport* found = report(ability);
+  if (found == nullptr) {
+    printError(skipped.empty() ? ability + " is not available" : skipped.front());
+    exitCode = kExitConnect;
+    return nullptr;
+  }
+  if (found->error) {
+    printError(*found->error);
+    exitCode = found->error->code == core::ErrorCode::kRefused ? kExitRefused : kExitConnect;
+    return nullptr;
+  }
+  return found;
 }
 
 }  // namespace kaja::cli

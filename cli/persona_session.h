@@ -45,6 +45,10 @@ struct PersonaSession {
   [[nodiscard]] core::policy::PipelineOptions pipelineOptions() const;
   /// Returns the connect report for `ability`, or nullptr when it was not tried.
   [[nodiscard]] const core::ConnectReport* report(const std::string& ability) const;
+  /// Returns the report of `ability` when it connected. Otherwise says why on stderr and
+  /// returns nullptr with `exitCode` set: 3 when kaja refused the connection by a rule of
+  /// its own (an address, a redirect), 4 when it was left out or could not connect.
+  const core::ConnectReport* connected(const std::string& ability, int& exitCode) const;
 };
 
 }  // namespace kaja::cli

@@ -136,16 +136,8 @@ std::optional<int> checkAbility(const PersonaSession& session, const gateway::To
     return kExitUsage;
   }
   if (builtIn) return std::nullopt;
-  const core::ConnectReport* report = session.report(ability);
-  if (report == nullptr) {
-    printError(session.skipped.empty() ? ability + " is not available." : session.skipped.front());
-    return kExitConnect;
-  }
-  if (report->error) {
-    printError(*report->error);
-    // A connection kaja refused by a rule of its own (an address, a redirect) is a refusal.
-    return report->error->code == core::ErrorCode::kRefused ? kExitRefused : kExitConnect;
-  }
+  int exitCode = kExitOk;
+  if (session.connected(ability, exitCode) == nullptr) return exitCode;
   return std::nullopt;
 }
 
