@@ -1,6 +1,6 @@
-#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -24,7 +24,8 @@ struct Row {
   std::string runs;
   std::string shortRuns;  ///< for the table: the program by its file name
   std::string description;
-  std::string source;
+  std::string source;       ///< "shipped", "marketplace" or "user"
+  std::string marketplace;  ///< the synced marketplace it came from, for "marketplace"
   std::string manifest;
   std::vector<std::string> warnings;
   json sandbox;  ///< with [sandbox] configured: whether it runs there, and if not why
@@ -36,8 +37,12 @@ Row describe(const marketplace::AbilityRecord& record, const core::RunnerContext
              const core::Secrets& secrets) {
   Row row;
   row.name = record.name;
-  row.source = record.shipped ? "shipped" : "user";
+  row.source = record.layer == marketplace::LayerKind::kShipped       ? "shipped"
+               : record.layer == marketplace::LayerKind::kMarketplace ? "marketplace"
+                                                                      : "user";
+  row.marketplace = record.marketplace;
   row.manifest = record.dir + "/mcp.toml";
+  row.warnings = record.notes;
   if (!record.ability) {
     row.state = "broken";
     row.reason = record.error.describe();
@@ -52,7 +57,7 @@ Row describe(const marketplace::AbilityRecord& record, const core::RunnerContext
   if (resolution.runner) row.runner = core::toString(*resolution.runner);
   row.runs = resolution.runs();
   row.shortRuns = resolution.runs(true);
-  row.warnings = resolution.warnings;
+  row.warnings.insert(row.warnings.end(), resolution.warnings.begin(), resolution.warnings.end());
   if (runners.sandbox) {
     const bool there = resolution.runner == core::RunnerKind::kSandbox;
     row.sandbox = {{"runsThere", there},
@@ -78,15 +83,6 @@ Row describe(const marketplace::AbilityRecord& record, const core::RunnerContext
                 {"needsKey", ability.needsKey()},
                 {"keyless", ability.auth.has_value() && ability.auth->keyless}};
   return row;
-}
-
-size_t terminalWidth() {
-  winsize size{};
-  if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 &&
-      size.ws_col >= 40) {
-    return std::min<size_t>(size.ws_col, 100);
-  }
-  return 100;
 }
 
 }  // namespace
@@ -120,6 +116,7 @@ int runAbilities(std::span<const std::string> args) {
                      {"runs", orNull(row.runs)},
                      {"description", row.description},
                      {"source", row.source},
+                     {"marketplace", orNull(row.marketplace)},
                      {"manifest", row.manifest},
                      {"sandbox", row.sandbox},
                      {"tools", row.tools},
@@ -131,13 +128,22 @@ int runAbilities(std::span<const std::string> args) {
   }
 
   bool colourful = useColour(stdout);
-  Table table({"NAME", "STATE", "RUNNER", "RUNS / WHY NOT"});
+  // Where each ability comes from matters once a synced marketplace is in the mix.
+  const bool synced = std::any_of(rows.begin(), rows.end(),
+                                  [](const Row& row) { return !row.marketplace.empty(); });
+  std::vector<std::string> headings = {"NAME", "STATE", "RUNNER", "RUNS / WHY NOT"};
+  if (synced) headings.insert(headings.begin() + 1, "FROM");
+  Table table(headings);
   for (const auto& row : rows) {
     std::string state = row.state == "on"       ? colour(row.state, "32", colourful)
                         : row.state == "broken" ? colour(row.state, "31", colourful)
                                                 : colour(row.state, "33", colourful);
-    table.addRow({oneLine(row.name), state, row.runner.empty() ? "-" : oneLine(row.runner),
-                  oneLine(row.reason.empty() ? row.shortRuns : row.reason)});
+    std::vector<std::string> cells = {oneLine(row.name), state,
+                                      row.runner.empty() ? "-" : oneLine(row.runner),
+                                      oneLine(row.reason.empty() ? row.shortRuns : row.reason)};
+    if (synced)
+      cells.insert(cells.begin() + 1, row.marketplace.empty() ? row.source : row.marketplace);
+    table.addRow(cells);
   }
   std::fputs(table.render(terminalWidth(), colourful).c_str(), stdout);
   for (const auto& row : rows) {

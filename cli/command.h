@@ -51,6 +51,8 @@ int runComplete(std::span<const std::string> args);
 int runAdd(std::span<const std::string> args);
 int runAddJson(std::span<const std::string> args);
 int runImport(std::span<const std::string> args);
+/// `marketplace add|sync|list|rollback|rm`: synced marketplaces.
+int runMarketplace(std::span<const std::string> args);
 int runGet(std::span<const std::string> args);
 int runRemove(std::span<const std::string> args);
 /// `persona new|add|remove|folder …`, which runPersona hands on.

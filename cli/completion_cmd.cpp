@@ -18,6 +18,7 @@
 #include "core/gateway/metadata_cache.h"
 #include "core/paths.h"
 #include "marketplace/catalog.h"
+#include "marketplace/sync/store.h"
 
 namespace kaja::cli {
 namespace {
@@ -262,8 +263,10 @@ Sources realSources() {
   auto loaded = [paths, catalog]() -> const marketplace::Catalog* {
     if (!*paths) return nullptr;
     if (!*catalog) {
-      *catalog =
-          marketplace::Catalog::load({(*paths)->shippedMarketplace, (*paths)->userMarketplace});
+      // A broken marketplace list still completes the shipped and the user's own names.
+      auto list = marketplace::sync::loadMarketplaceList(**paths);
+      *catalog = marketplace::Catalog::loadLayers(marketplace::sync::catalogLayers(
+          **paths, list ? *list : marketplace::sync::MarketplaceList{}));
     }
     return &**catalog;
   };

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/output.h"
+#include "marketplace/sync/store.h"
 #include "personas/docker_mounts.h"
 #include "sandbox/token.h"
 
@@ -72,8 +73,9 @@ core::Result<Context> Context::load() {
   if (!secrets) return std::unexpected(secrets.error());
   auto config = core::loadKajaConfig(paths->configFile, core::homeDir());
   if (!config) return std::unexpected(config.error());
-  auto catalog = marketplace::Catalog::load({paths->shippedMarketplace, paths->userMarketplace});
-  return Context{std::move(*paths), std::move(catalog), std::move(*secrets), std::move(*config)};
+  auto catalog = marketplace::sync::loadCatalog(*paths);
+  if (!catalog) return std::unexpected(catalog.error());
+  return Context{std::move(*paths), std::move(*catalog), std::move(*secrets), std::move(*config)};
 }
 
 std::vector<std::string> Context::toolDirs() const {

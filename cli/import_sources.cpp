@@ -90,52 +90,20 @@ core::Result<std::vector<Table>> tablesOf(const std::string& source) {
   return std::vector<Table>{{fs::absolute(source).lexically_normal().string(), {}, "file"}};
 }
 
-core::Result<std::string> readBounded(int fd, const std::string& shown) {
-  std::string text;
-  char buffer[65536];
-  while (true) {
-    ssize_t n = core::retryOnEintr([&] { return ::read(fd, buffer, sizeof buffer); });
-    if (n < 0) return core::fail(core::ErrorCode::kIo, core::syscallMessage("read", shown, errno));
-    if (n == 0) return text;
-    if (text.size() + static_cast<size_t>(n) > kMaxClientFileBytes) {
-      return core::fail(core::ErrorCode::kUsage,
-                        shown +
-                            " is larger than 64 MiB, more than any client's file holds; "
-                            "nothing was written.");
-    }
-    text.append(buffer, static_cast<size_t>(n));
-  }
-}
-
 // Returns the file's text, or nullopt when it does not exist. Only a regular file is read,
 // so that a FIFO or a link to /dev/zero neither blocks nor runs without end.
 core::Result<std::optional<std::string>> readClientFile(const std::string& path) {
   const std::string shown = oneLine(shownPath(path));
-  core::UniqueFd fd(core::retryOnEintr(
-      [&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY); }));
-  if (!fd.valid()) {
-    if (errno == ENOENT) return std::nullopt;
-    return core::fail(core::ErrorCode::kIo,
-                      core::syscallMessage("open", shown, errno) + "; nothing was written.");
+  auto text = core::readRegularFile(path, kMaxClientFileBytes, shown);
+  if (text) return std::optional<std::string>(std::move(*text));
+  if (text.error().code == core::ErrorCode::kNotFound) return std::nullopt;
+  core::Error error = text.error();
+  if (error.code == core::ErrorCode::kUsage) {
+    error.message += error.message.ends_with("MiB") ? ", more than any client's file holds"
+                                                    : " (a client's file is plain JSON)";
   }
-  struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) {
-    return core::fail(core::ErrorCode::kIo, core::syscallMessage("fstat", shown, errno));
-  }
-  if (!S_ISREG(info.st_mode)) {
-    return core::fail(core::ErrorCode::kUsage,
-                      shown + " is " + (S_ISDIR(info.st_mode) ? "a folder" : "not a regular file") +
-                          " (a client's file is plain JSON); nothing was written.");
-  }
-  if (static_cast<std::uintmax_t>(info.st_size) > kMaxClientFileBytes) {
-    return core::fail(core::ErrorCode::kUsage,
-                      shown +
-                          " is larger than 64 MiB, more than any client's file holds; "
-                          "nothing was written.");
-  }
-  auto text = readBounded(fd.get(), shown);
-  if (!text) return std::unexpected(text.error());
-  return std::optional<std::string>(std::move(*text));
+  error.message += "; nothing was written.";
+  return std::unexpected(std::move(error));
 }
 
 core::Result<void> notAnObject(const std::string& shown, const std::string& where,

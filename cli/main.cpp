@@ -260,6 +260,30 @@ constexpr Command kCommands[] = {
      "             \"scope\", \"runs\", \"key\", \"keyName\", \"notes\"}], \"skipped\":\n"
      "             [{\"server\", \"name\", \"from\", \"scope\", \"reason\"}]}\n",
      runImport},
+    {"marketplace", "marketplace add|sync|list|rollback|rm …",
+     "share abilities as a pinned or signed archive",
+     "kaja marketplace add NAME SOURCE (--sha256 HEX | --public-key KEY) [--signature S]\n"
+     "    fetches SOURCE (an https URL, or an archive's path), checks it, unpacks it and\n"
+     "    makes its abilities and personas a layer above the shipped ones and below yours\n"
+     "kaja marketplace sync [NAME] [--sha256 HEX]\n"
+     "    fetches each marketplace again (or NAME; --sha256 moves its pin to a new archive)\n"
+     "kaja marketplace list [--json]      each one's source, pin and last sync\n"
+     "kaja marketplace rollback NAME      goes back to the copy synced before\n"
+     "kaja marketplace rm NAME            removes it and its synced copies\n\n"
+     "An archive is a .tar.gz, .tar.zst, .tar.xz or .zip holding abilities/NAME/mcp.toml\n"
+     "and personas/NAME.toml, at its root or under one top folder. It is pinned by its\n"
+     "SHA-256, or signed with Ed25519: the signature (64 bytes, raw or base64) is fetched\n"
+     "from SOURCE.sig unless --signature names it, and KEY is a PEM public key, its file,\n"
+     "or the base64 of its 32 bytes. Absolute names, .., links out, devices and archive\n"
+     "bombs are refused; every manifest must load before the new copy goes live in one\n"
+     "rename, and a failed step changes nothing. approval = \"never\" and trustedSandbox\n"
+     "in a marketplace do not count: only your own abilities may relax a rule.\n\n"
+     "Options:\n"
+     "  --sha256 HEX       the archive's SHA-256 (what sha256sum prints)\n"
+     "  --public-key KEY   an Ed25519 public key, or a file holding one\n"
+     "  --signature S      where the signature is, if not SOURCE.sig\n"
+     "  --json             print objects instead of lines\n",
+     runMarketplace},
     {"get", "get NAME [--json]", "show one ability: manifest, layer, runner and state",
      "Prints where NAME's manifest lives, whether it is shipped or your own (and whether\n"
      "yours replaces a shipped one), its state and runner here as kaja abilities shows\n"

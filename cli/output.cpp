@@ -1,5 +1,6 @@
 #include "cli/output.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -229,6 +230,15 @@ std::string Table::render(size_t width, bool colourHeader) const {
   std::string out = line(headers_, true);
   for (const auto& row : rows_) out += line(row, false);
   return out;
+}
+
+size_t terminalWidth() {
+  winsize size{};
+  if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 &&
+      size.ws_col >= 40) {
+    return std::min<size_t>(size.ws_col, 100);
+  }
+  return 100;
 }
 
 int reportError(const core::Error& error) {

@@ -50,6 +50,10 @@ bool useColour(std::FILE* stream);
 /// Wraps `text` in an ANSI colour code when `enabled`.
 std::string colour(std::string_view text, std::string_view code, bool enabled);
 
+/// Returns the width tables on stdout use: the terminal's (at least 40, at most 100
+/// columns), or 100 when stdout is no terminal.
+size_t terminalWidth();
+
 /// Returns the number of terminal columns a UTF-8 string takes (one per code point).
 size_t displayWidth(std::string_view text);
 /// Returns `text` cut to `width` columns, with "…" at the end when it was cut.

@@ -22,7 +22,27 @@ std::vector<fs::path> sortedEntries(const fs::path& dir) {
   return out;
 }
 
-void loadAbilities(const fs::path& dir, bool shipped, std::map<std::string, AbilityRecord>& out) {
+// Takes back what only the user's own layer may grant (V5), with a note for each.
+void dropRelaxations(AbilityRecord& record) {
+  core::Ability& ability = *record.ability;
+  if (ability.approval == core::ApprovalMode::kNever) {
+    ability.approval = core::ApprovalMode::kWrites;
+    record.notes.push_back(record.name +
+                           " asks for approval = \"never\", which counts only in "
+                           "your own abilities, so kaja asks before its writes; `kaja add` or "
+                           "your own manifest can grant it");
+  }
+  if (ability.trustedSandbox) {
+    ability.trustedSandbox = false;
+    record.notes.push_back(record.name +
+                           " says trustedSandbox = true, which counts only in your "
+                           "own abilities, so it does not run on a shared sandbox worker");
+  }
+}
+
+void loadAbilities(const fs::path& dir, const Layer& layer,
+                   std::map<std::string, AbilityRecord>& out) {
+  const bool shipped = layer.kind == LayerKind::kShipped;
   for (const auto& path : sortedEntries(dir)) {
     std::error_code ec;
     if (!fs::is_directory(path, ec)) continue;
@@ -31,9 +51,12 @@ void loadAbilities(const fs::path& dir, bool shipped, std::map<std::string, Abil
     if (record.name.starts_with(".")) continue;
     record.dir = path.string();
     record.shipped = shipped;
+    record.layer = layer.kind;
+    record.marketplace = layer.name;
     if (auto ability = core::loadAbility(record.dir)) {
       ability->shipped = shipped;
       record.ability = std::move(*ability);
+      if (layer.kind == LayerKind::kMarketplace) dropRelaxations(record);
     } else {
       record.error = ability.error();
     }
@@ -41,13 +64,17 @@ void loadAbilities(const fs::path& dir, bool shipped, std::map<std::string, Abil
   }
 }
 
-void loadPersonas(const fs::path& dir, bool shipped, std::map<std::string, PersonaRecord>& out) {
+void loadPersonas(const fs::path& dir, const Layer& layer,
+                  std::map<std::string, PersonaRecord>& out) {
+  const bool shipped = layer.kind == LayerKind::kShipped;
   for (const auto& path : sortedEntries(dir)) {
     if (path.extension() != ".toml") continue;
     PersonaRecord record;
     record.name = path.stem().string();
     record.file = path.string();
     record.shipped = shipped;
+    record.layer = layer.kind;
+    record.marketplace = layer.name;
     if (auto persona = core::loadPersona(record.file)) {
       persona->shipped = shipped;
       record.persona = std::move(*persona);
@@ -60,13 +87,33 @@ void loadPersonas(const fs::path& dir, bool shipped, std::map<std::string, Perso
 
 }  // namespace
 
+std::string describeLayer(LayerKind kind, const std::string& name) {
+  switch (kind) {
+    case LayerKind::kShipped:
+      return "shipped";
+    case LayerKind::kMarketplace:
+      return "marketplace " + name;
+    case LayerKind::kUser:
+      break;
+  }
+  return "user";
+}
+
 Catalog Catalog::load(const std::vector<std::string>& layers, bool firstLayerShipped) {
+  std::vector<Layer> kinds;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    kinds.push_back(
+        Layer{layers[i], firstLayerShipped && i == 0 ? LayerKind::kShipped : LayerKind::kUser, ""});
+  }
+  return loadLayers(kinds);
+}
+
+Catalog Catalog::loadLayers(const std::vector<Layer>& layers) {
   std::map<std::string, AbilityRecord> abilities;
   std::map<std::string, PersonaRecord> personas;
-  for (size_t i = 0; i < layers.size(); ++i) {
-    bool shipped = firstLayerShipped && i == 0;
-    loadAbilities(fs::path(layers[i]) / "abilities", shipped, abilities);
-    loadPersonas(fs::path(layers[i]) / "personas", shipped, personas);
+  for (const Layer& layer : layers) {
+    loadAbilities(fs::path(layer.dir) / "abilities", layer, abilities);
+    loadPersonas(fs::path(layer.dir) / "personas", layer, personas);
   }
   Catalog catalog;
   for (auto& [name, record] : abilities) catalog.abilities_.push_back(std::move(record));
@@ -89,9 +136,11 @@ Catalog Catalog::load(const std::vector<std::string>& layers, bool firstLayerShi
 }
 
 const AbilityRecord* Catalog::findAbilityRecord(const std::string& name) const {
-  auto it = std::find_if(abilities_.begin(), abilities_.end(),
-                         [&](const AbilityRecord& record) { return record.name == name; });
-  return it == abilities_.end() ? nullptr : &*it;
+  // Sorted by name when loaded, so a persona of many abilities stays cheap to check.
+  auto it = std::lower_bound(
+      abilities_.begin(), abilities_.end(), name,
+      [](const AbilityRecord& record, const std::string& key) { return record.name < key; });
+  return it != abilities_.end() && it->name == name ? &*it : nullptr;
 }
 
 const core::Ability* Catalog::findAbility(const std::string& name) const {

@@ -10,13 +10,37 @@
 
 namespace kaja::marketplace {
 
+/// Where a layer of abilities and personas comes from, lowest first. Only the user's own
+/// layer may relax a rule (V5): a synced marketplace's `approval = "never"` or
+/// `trustedSandbox` does not count (see Catalog::load).
+enum class LayerKind {
+  kShipped,      ///< comes with kaja
+  kMarketplace,  ///< synced with `kaja marketplace sync`
+  kUser,         ///< the user's own folder
+};
+
+/// One layer: a folder holding `abilities/<name>/mcp.toml` and `personas/<name>.toml`.
+struct Layer {
+  std::string dir;
+  LayerKind kind = LayerKind::kUser;
+  std::string name;  ///< the marketplace's name for kMarketplace, else ""
+};
+
+/// Returns "shipped", "user" or "marketplace NAME": where a record came from, for listings.
+std::string describeLayer(LayerKind kind, const std::string& name);
+
 /// One ability folder as found on disk: loaded, or broken with the reason.
 struct AbilityRecord {
   std::string name;
   std::string dir;
   bool shipped = false;
+  LayerKind layer = LayerKind::kUser;
+  std::string marketplace;               ///< the synced marketplace's name, for kMarketplace
   std::optional<core::Ability> ability;  ///< set when the manifest loaded
   core::Error error;                     ///< why it is broken, when `ability` is empty
+  /// What kaja did not take from the manifest, one sentence each: a relaxation that only
+  /// the user's own layer may make.
+  std::vector<std::string> notes;
 };
 
 /// One persona file as found on disk.
@@ -24,6 +48,8 @@ struct PersonaRecord {
   std::string name;
   std::string file;
   bool shipped = false;
+  LayerKind layer = LayerKind::kUser;
+  std::string marketplace;  ///< the synced marketplace's name, for kMarketplace
   std::optional<core::Persona> persona;
   core::Error error;                  ///< why it is broken, when `persona` is empty
   std::vector<std::string> warnings;  ///< e.g. an ability it names that does not exist
@@ -38,6 +64,9 @@ class Catalog {
   /// Each layer is a folder holding `abilities/<name>/mcp.toml` and `personas/<name>.toml`;
   /// a missing folder is an empty layer.
   static Catalog load(const std::vector<std::string>& layers, bool firstLayerShipped = true);
+  /// Loads `layers` in order, lowest first. In a kMarketplace layer, `approval = "never"`
+  /// becomes "writes" and `trustedSandbox` is dropped, each with a note on the record.
+  static Catalog loadLayers(const std::vector<Layer>& layers);
 
   /// Returns the records sorted by name.
   [[nodiscard]] const std::vector<AbilityRecord>& abilities() const { return abilities_; }

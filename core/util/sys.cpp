@@ -11,6 +11,8 @@
 #include <random>
 #include <sstream>
 
+#include "core/util/unique_fd.h"
+
 namespace kaja::core {
 
 std::string syscallMessage(std::string_view call, std::string_view what, int err) {
@@ -23,6 +25,38 @@ std::optional<std::string> readTextFile(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+Result<std::string> readRegularFile(const std::string& path, std::size_t maxBytes,
+                                    std::string_view shown) {
+  UniqueFd fd(retryOnEintr(
+      [&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY); }));
+  if (!fd.valid()) {
+    return fail(errno == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
+                syscallMessage("open", shown, errno));
+  }
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) {
+    return fail(ErrorCode::kIo, syscallMessage("fstat", shown, errno));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    return fail(ErrorCode::kUsage, std::string(shown) + " is " +
+                                       (S_ISDIR(info.st_mode) ? "a folder" : "not a regular file"));
+  }
+  auto tooLarge = [&] {
+    return fail(ErrorCode::kUsage, std::string(shown) + " is larger than " +
+                                       std::to_string(maxBytes / (1024 * 1024)) + " MiB");
+  };
+  if (static_cast<std::uintmax_t>(info.st_size) > maxBytes) return tooLarge();
+  std::string text;
+  char buffer[65536];
+  while (true) {
+    ssize_t n = retryOnEintr([&] { return ::read(fd.get(), buffer, sizeof buffer); });
+    if (n < 0) return fail(ErrorCode::kIo, syscallMessage("read", shown, errno));
+    if (n == 0) return text;
+    if (text.size() + static_cast<size_t>(n) > maxBytes) return tooLarge();
+    text.append(buffer, static_cast<size_t>(n));
+  }
 }
 
 Result<void> makeDirectories(const std::string& dir, mode_t mode) {

@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,13 @@ Result<void> makeDirectories(const std::string& dir, mode_t mode);
 
 /// Returns the whole contents of `path`, or nullopt when it cannot be read.
 std::optional<std::string> readTextFile(const std::string& path);
+
+/// Reads `path` only when it is a regular file of at most `maxBytes`, opened non-blocking
+/// so that a FIFO or a device can neither block the read nor feed it without end. Fails
+/// with kNotFound when it does not exist, kUsage naming `shown` when it is a folder, not a
+/// regular file or too large, and kIo otherwise.
+Result<std::string> readRegularFile(const std::string& path, std::size_t maxBytes,
+                                    std::string_view shown);
 
 /// Replaces `path` with `content` so that a reader sees the old or the new file, never a
 /// mix: writes a temporary file in the same folder with `mode`, fsyncs it, renames it into

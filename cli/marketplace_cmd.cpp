@@ -1,0 +1,348 @@
+// `kaja marketplace add|sync|list|rollback|rm`: marketplaces a team shares as pinned or
+// signed archives, synced into layers between the shipped abilities and the user's own.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/args.h"
+#include "cli/command.h"
+#include "cli/output.h"
+#include "core/paths.h"
+#include "core/util/quote.h"
+#include "core/util/sys.h"
+#include "marketplace/sync/fetch.h"
+#include "marketplace/sync/store.h"
+#include "marketplace/sync/sync.h"
+#include "marketplace/sync/verify.h"
+
+namespace kaja::cli {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+namespace msync = marketplace::sync;
+
+constexpr std::size_t kMaxKeyFileBytes = 16 * 1024;
+
+json generationJson(const std::optional<msync::Generation>& generation) {
+  if (!generation) return nullptr;
+  return {{"sha256", generation->sha256},
+          {"syncedAt", generation->syncedAt},
+          {"abilities", generation->abilities},
+          {"personas", generation->personas}};
+}
+
+std::string pinText(const msync::MarketplaceEntry& entry) {
+  std::string out;
+  if (entry.sha256) out = "sha256:" + entry.sha256->substr(0, 12) + "…";
+  if (entry.publicKey) out += std::string(out.empty() ? "" : ", ") + "ed25519-signed";
+  return out;
+}
+
+// Tells a person at a terminal which step a slow sync is at; scripts see only the result.
+std::function<void(std::string_view)> progressFor(const msync::MarketplaceEntry& entry) {
+  if (::isatty(STDERR_FILENO) == 0) return {};
+  return [name = entry.name, source = entry.source](std::string_view step) {
+    if (step == "fetch") {
+      printNote(name + ": fetching " + oneLine(source));
+    } else if (step == "unpack") {
+      printNote(name + ": unpacking and checking every manifest");
+    }
+  };
+}
+
+// Returns the key given to --public-key: its text, or that of the file it names.
+core::Result<msync::PublicKey> readPublicKey(const std::string& given) {
+  std::error_code ec;
+  std::string path = core::expandHome(given, core::homeDir());
+  if (fs::is_regular_file(path, ec)) {
+    auto text = core::readRegularFile(path, kMaxKeyFileBytes, core::quoteForMessage(path));
+    if (!text) return std::unexpected(text.error());
+    return msync::parsePublicKey(*text);
+  }
+  return msync::parsePublicKey(given);
+}
+
+void printSynced(const msync::MarketplaceEntry& entry, const msync::SyncReport& report,
+                 bool asJson) {
+  if (asJson) {
+    std::printf("%s\n", jsonText({{"name", entry.name},
+                                  {"changed", !report.unchanged},
+                                  {"live", generationJson(report.live)}})
+                            .c_str());
+    return;
+  }
+  if (report.unchanged) {
+    printNote(entry.name + " is up to date (sha256 " + report.live.sha256.substr(0, 12) +
+              "…); nothing changed");
+    return;
+  }
+  printNote("synced " + entry.name + ": " + std::to_string(report.live.abilities) +
+            " abilities and " + std::to_string(report.live.personas) + " personas (sha256 " +
+            report.live.sha256.substr(0, 12) + "…); `kaja abilities` lists them");
+}
+
+int add(const core::Paths& paths, const ParsedArgs& parsed) {
+  if (parsed.positional.size() != 3) {
+    printError("kaja marketplace add takes NAME and SOURCE (an https URL or an archive's path)");
+    return kExitUsage;
+  }
+  auto list = msync::loadMarketplaceList(paths);
+  if (!list) return reportError(list.error());
+  msync::MarketplaceEntry entry;
+  entry.name = parsed.positional[1];
+  if (!msync::isValidMarketplaceName(entry.name)) {
+    printError(core::quoteForMessage(entry.name) +
+               " cannot name a marketplace; use 1 to 64 letters, digits, '-' or '_' (not "
+               "shipped, user or workspace)");
+    return kExitUsage;
+  }
+  if (list->find(entry.name) != nullptr) {
+    printError("a marketplace named " + entry.name + " exists already; `kaja marketplace sync " +
+               entry.name + "` updates it, or `kaja marketplace rm " + entry.name +
+               "` removes it first");
+    return kExitUsage;
+  }
+  std::error_code ec;
+  auto source =
+      msync::normaliseSource(parsed.positional[2], core::homeDir(), fs::current_path(ec).string());
+  if (!source) return reportError(source.error());
+  entry.source = *source;
+  if (auto pin = parsed.value("--sha256")) {
+    auto parsedPin = msync::parseSha256(*pin);
+    if (!parsedPin) return reportError(parsedPin.error());
+    entry.sha256 = *parsedPin;
+  }
+  if (auto key = parsed.value("--public-key")) {
+    auto parsedKey = readPublicKey(*key);
+    if (!parsedKey) return reportError(parsedKey.error());
+    entry.publicKey = msync::publicKeyText(*parsedKey);
+  }
+  if (auto signature = parsed.value("--signature")) {
+    if (!entry.publicKey) {
+      printError("--signature names where the signature is, so it needs --public-key too");
+      return kExitUsage;
+    }
+    auto where = msync::normaliseSource(*signature, core::homeDir(), fs::current_path(ec).string());
+    if (!where) return reportError(where.error());
+    entry.signature = *where;
+  }
+  if (!entry.sha256 && !entry.publicKey) {
+    // Say what the archive's hash is, so the person can compare it with what its publisher
+    // announced; kaja never takes it on trust by itself.
+    auto bytes = msync::fetchSource(entry.source);
+    std::string found = bytes ? "; the archive there now has SHA-256 " + msync::sha256Hex(*bytes) +
+                                    ", which you may pin once its publisher confirms it"
+                              : "";
+    printError("kaja syncs no marketplace unpinned: give --sha256 HEX or --public-key KEY" + found);
+    return kExitUsage;
+  }
+  msync::SyncOptions options;
+  options.onStep = progressFor(entry);
+  auto report = msync::syncMarketplace(paths, entry, options);
+  if (!report) {
+    // Nothing is kept of a marketplace that never synced.
+    (void)msync::removeMarketplaceData(paths, entry.name);
+    return reportError(report.error());
+  }
+  list->entries.push_back(entry);
+  if (auto saved = msync::saveMarketplaceList(*list); !saved) {
+    (void)msync::removeMarketplaceData(paths, entry.name);
+    return reportError(saved.error());
+  }
+  printSynced(entry, *report, parsed.has("--json"));
+  return kExitOk;
+}
+
+int syncAll(const core::Paths& paths, const ParsedArgs& parsed) {
+  if (parsed.positional.size() > 2) {
+    printError("kaja marketplace sync takes at most one NAME");
+    return kExitUsage;
+  }
+  auto list = msync::loadMarketplaceList(paths);
+  if (!list) return reportError(list.error());
+  std::vector<msync::MarketplaceEntry*> chosen;
+  if (parsed.positional.size() == 2) {
+    msync::MarketplaceEntry* entry = list->find(parsed.positional[1]);
+    if (entry == nullptr) {
+      printError("there is no marketplace named " + core::quoteForMessage(parsed.positional[1]) +
+                 "; `kaja marketplace list` shows them");
+      return kExitUsage;
+    }
+    chosen.push_back(entry);
+  } else {
+    if (parsed.value("--sha256")) {
+      printError("--sha256 pins one archive, so name the marketplace it is for");
+      return kExitUsage;
+    }
+    for (auto& entry : list->entries) chosen.push_back(&entry);
+    if (chosen.empty()) {
+      printNote(
+          "no marketplace is added yet; `kaja marketplace add NAME SOURCE --sha256 HEX` "
+          "adds one");
+      return kExitOk;
+    }
+  }
+  msync::SyncOptions options;
+  if (auto pin = parsed.value("--sha256")) {
+    auto parsedPin = msync::parseSha256(*pin);
+    if (!parsedPin) return reportError(parsedPin.error());
+    options.sha256 = *parsedPin;
+  }
+  int exit = kExitOk;
+  json results = json::array();
+  for (msync::MarketplaceEntry* entry : chosen) {
+    options.onStep = progressFor(*entry);
+    auto report = msync::syncMarketplace(paths, *entry, options);
+    if (!report) {
+      if (parsed.has("--json")) {
+        results.push_back({{"name", entry->name}, {"error", report.error().message}});
+      } else {
+        printError(report.error());
+      }
+      exit = exit == kExitOk ? exitCodeFor(report.error()) : exit;
+      continue;
+    }
+    if (options.sha256 && entry->sha256 != options.sha256) {
+      entry->sha256 = options.sha256;
+      if (auto saved = msync::saveMarketplaceList(*list); !saved) return reportError(saved.error());
+      if (!parsed.has("--json")) printNote(entry->name + " is pinned to the new SHA-256 now");
+    }
+    if (parsed.has("--json")) {
+      results.push_back({{"name", entry->name},
+                         {"changed", !report->unchanged},
+                         {"live", generationJson(report->live)}});
+    } else {
+      printSynced(*entry, *report, false);
+    }
+  }
+  if (parsed.has("--json")) std::printf("%s\n", jsonText(results).c_str());
+  return exit;
+}
+
+int listAll(const core::Paths& paths, const ParsedArgs& parsed) {
+  auto list = msync::loadMarketplaceList(paths);
+  if (!list) return reportError(list.error());
+  if (parsed.has("--json")) {
+    json out = json::array();
+    for (const auto& entry : list->entries) {
+      msync::MarketplaceState state = msync::marketplaceState(paths, entry.name);
+      out.push_back({{"name", entry.name},
+                     {"source", entry.source},
+                     {"sha256", entry.sha256 ? json(*entry.sha256) : json()},
+                     {"signed", entry.publicKey.has_value()},
+                     {"live", generationJson(state.live)},
+                     {"previous", generationJson(state.previous)}});
+    }
+    std::printf("%s\n", jsonText(out).c_str());
+    return kExitOk;
+  }
+  if (list->entries.empty()) {
+    printNote(
+        "no marketplace is added yet; `kaja marketplace add NAME SOURCE --sha256 HEX` "
+        "adds one");
+    return kExitOk;
+  }
+  Table table({"NAME", "ABILITIES", "PERSONAS", "SYNCED", "PIN", "SOURCE"});
+  for (const auto& entry : list->entries) {
+    msync::MarketplaceState state = msync::marketplaceState(paths, entry.name);
+    table.addRow({entry.name, state.live ? std::to_string(state.live->abilities) : "-",
+                  state.live ? std::to_string(state.live->personas) : "-",
+                  state.live ? state.live->syncedAt : "never", pinText(entry),
+                  oneLine(entry.source)});
+  }
+  std::fputs(table.render(terminalWidth(), useColour(stdout)).c_str(), stdout);
+  return kExitOk;
+}
+
+int rollback(const core::Paths& paths, const ParsedArgs& parsed) {
+  if (parsed.positional.size() != 2) {
+    printError("kaja marketplace rollback takes the NAME of one marketplace");
+    return kExitUsage;
+  }
+  auto list = msync::loadMarketplaceList(paths);
+  if (!list) return reportError(list.error());
+  const std::string& name = parsed.positional[1];
+  if (list->find(name) == nullptr) {
+    printError("there is no marketplace named " + core::quoteForMessage(name) +
+               "; `kaja marketplace list` shows them");
+    return kExitUsage;
+  }
+  auto state = msync::rollbackMarketplace(paths, name);
+  if (!state) return reportError(state.error());
+  if (parsed.has("--json")) {
+    std::printf("%s\n", jsonText({{"name", name},
+                                  {"live", generationJson(state->live)},
+                                  {"previous", generationJson(state->previous)}})
+                            .c_str());
+    return kExitOk;
+  }
+  printNote(name + " is back at the copy synced " + state->live->syncedAt + " (sha256 " +
+            state->live->sha256.substr(0, 12) + "…); another rollback returns to the newer one");
+  return kExitOk;
+}
+
+int removeOne(const core::Paths& paths, const ParsedArgs& parsed) {
+  if (parsed.positional.size() != 2) {
+    printError("kaja marketplace rm takes the NAME of one marketplace");
+    return kExitUsage;
+  }
+  auto list = msync::loadMarketplaceList(paths);
+  if (!list) return reportError(list.error());
+  const std::string& name = parsed.positional[1];
+  auto it = std::find_if(list->entries.begin(), list->entries.end(),
+                         [&](const msync::MarketplaceEntry& entry) { return entry.name == name; });
+  if (it == list->entries.end()) {
+    printError("there is no marketplace named " + core::quoteForMessage(name) +
+               "; `kaja marketplace list` shows them");
+    return kExitUsage;
+  }
+  list->entries.erase(it);
+  // The list first: a marketplace it no longer names is never read, whatever is left.
+  if (auto saved = msync::saveMarketplaceList(*list); !saved) return reportError(saved.error());
+  if (auto removed = msync::removeMarketplaceData(paths, name); !removed) {
+    printWarning(removed.error().message);
+  }
+  printNote("removed marketplace " + name + " and its synced copies");
+  return kExitOk;
+}
+
+}  // namespace
+
+int runMarketplace(std::span<const std::string> args) {
+  auto parsed = parseArgs(args, {"--json"}, {"--sha256", "--public-key", "--signature"});
+  if (!parsed) return reportError(parsed.error());
+  if (parsed->positional.empty()) {
+    printError(
+        "kaja marketplace needs add, sync, list, rollback or rm; `kaja marketplace "
+        "--help` says more");
+    return kExitUsage;
+  }
+  auto paths = core::Paths::fromEnvironment();
+  if (!paths) return reportError(paths.error());
+  const std::string& verb = parsed->positional[0];
+  bool pinning = parsed->value("--sha256").has_value();
+  bool signing = parsed->value("--public-key") || parsed->value("--signature");
+  if (signing && verb != "add") {
+    printError("--public-key and --signature are given to kaja marketplace add");
+    return kExitUsage;
+  }
+  if (pinning && verb != "add" && verb != "sync") {
+    printError("--sha256 is given to kaja marketplace add or sync");
+    return kExitUsage;
+  }
+  if (verb == "add") return add(*paths, *parsed);
+  if (verb == "sync") return syncAll(*paths, *parsed);
+  if (verb == "list") return listAll(*paths, *parsed);
+  if (verb == "rollback") return rollback(*paths, *parsed);
+  if (verb == "rm" || verb == "remove") return removeOne(*paths, *parsed);
+  printError("kaja marketplace has no " + core::quoteForMessage(verb) +
+             "; it takes add, sync, list, rollback or rm");
+  return kExitUsage;
+}
+
+}  // namespace kaja::cli

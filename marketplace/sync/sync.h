@@ -1,0 +1,69 @@
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/error.h"
+#include "core/paths.h"
+#include "marketplace/sync/archive.h"
+#include "marketplace/sync/fetch.h"
+#include "marketplace/sync/store.h"
+
+namespace kaja::marketplace::sync {
+
+/// One synced copy of a marketplace, as its `gen-N.json` records it.
+struct Generation {
+  std::string folder;    ///< "gen-N"
+  std::string sha256;    ///< of the archive it came from
+  std::string syncedAt;  ///< UTC, ISO 8601
+  std::string source;
+  std::size_t abilities = 0;
+  std::size_t personas = 0;
+};
+
+/// What a marketplace's folder holds now.
+struct MarketplaceState {
+  std::optional<Generation> live;      ///< what the catalog reads; unset before a first sync
+  std::optional<Generation> previous;  ///< what `rollback` would go back to
+};
+
+/// How a sync runs. `sha256`, when set, is a new pin that replaces the entry's for this sync
+/// (the caller saves it into the list once the sync succeeded).
+struct SyncOptions {
+  std::optional<std::string> sha256;
+  FetchLimits fetch;
+  UnpackLimits unpack;
+  /// Called as each step begins ("fetch", "verify", "unpack", "load", "switch").
+  std::function<void(std::string_view step)> onStep;
+};
+
+/// What a sync did.
+struct SyncReport {
+  Generation live;
+  bool unchanged = false;  ///< the archive was the one already live; nothing moved
+  UnpackStats unpacked;
+};
+
+/// Syncs `entry`: fetches the archive, checks its pin and its signature (each that the
+/// entry or `options` sets; at least one must be), unpacks it into a new folder, finds the
+/// layer (at the archive's root or under its one top folder), loads every ability and
+/// persona in it, and only then makes it live with one rename, keeping the copy that was
+/// live for rollback. A failure at any step leaves the marketplace as it was; the error
+/// names the marketplace and the step ("… failed at verify: …").
+core::Result<SyncReport> syncMarketplace(const core::Paths& paths, const MarketplaceEntry& entry,
+                                         const SyncOptions& options = {});
+
+/// Swaps the live copy with the previous one. kNotFound when there is none.
+core::Result<MarketplaceState> rollbackMarketplace(const core::Paths& paths,
+                                                   const std::string& name);
+
+/// Returns what `name`'s folder holds.
+MarketplaceState marketplaceState(const core::Paths& paths, const std::string& name);
+
+/// Removes `name`'s synced copies. Its entry in the list is the caller's to remove.
+core::Result<void> removeMarketplaceData(const core::Paths& paths, const std::string& name);
+
+}  // namespace kaja::marketplace::sync
