@@ -90,6 +90,7 @@ std::vector<std::string> Context::toolDirs() const {
 
 core::Result<core::RunnerContext> Context::runners() const {
   core::RunnerContext runners = core::RunnerContext::fromProcess(toolDirs());
+  runners.stdioAllow = config.stdioAllow;
   for (const auto& record : catalog.abilities()) {
     if (!record.ability || !record.ability->package || !record.ability->package->docker) continue;
     auto plan = personas::planDockerMounts(catalog, core::homeDir(), record.name);

@@ -33,7 +33,8 @@ struct Context {
   /// Returns the folders where kaja keeps runners of its own (its bun), searched after PATH.
   [[nodiscard]] std::vector<std::string> toolDirs() const;
 
-  /// Returns where this machine's abilities run: PATH and the tools folders, and, with
+  /// Returns where this machine's abilities run: PATH and the tools folders, the
+  /// `[stdio] allow` list when config.toml has one, and, with
   /// `[sandbox]` configured, the worker with a token read from token_file, or made from
   /// key_file afresh for each request (each good for kSandboxTokenTtlSeconds). Fails with
   /// the config file's line when the token cannot be had.

@@ -32,7 +32,7 @@ constexpr std::chrono::seconds kStaleFolderAge{60};
 
 struct DoctorRow {
   std::string name;
-  std::string state;  ///< ok, failed, off, left-out
+  std::string state;  ///< ok, failed, off, left-out, refused
   std::string transport;
   std::string runner;
   std::string runs;
@@ -131,6 +131,12 @@ std::optional<core::Activation> plan(const marketplace::AbilityRecord& record,
     }
     row.state = "left-out";
     row.hint = resolution.reason;
+    return std::nullopt;
+  }
+  if (resolution.state == core::AbilityState::kRefused) {
+    // The operator's choice, not a fault: shown as its error, but doctor does not fail.
+    row.state = "refused";
+    row.error = resolution.reason;
     return std::nullopt;
   }
   if (resolution.state == core::AbilityState::kOff) {

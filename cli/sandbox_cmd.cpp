@@ -73,15 +73,38 @@ core::Result<std::vector<sandbox::Cidr>> allowPrivateRanges(const ParsedArgs& pa
   return ranges;
 }
 
+// The stdio allow-list (U5): config.toml's `[stdio] allow` plus each --allow-stdio LINE;
+// nullopt when neither is given. A bad line is a usage error that quotes it.
+core::Result<std::optional<core::StdioAllowList>> stdioAllowList(const ParsedArgs& parsed,
+                                                                 const core::KajaConfig& config) {
+  std::optional<core::StdioAllowList> list = config.stdioAllow;
+  for (const auto& [flag, value] : parsed.values) {
+    if (flag != "--allow-stdio") continue;
+    auto rule = core::parseStdioAllowRule(value);
+    if (!rule) {
+      return core::fail(core::ErrorCode::kUsage,
+                        "--allow-stdio \"" + oneLine(value) + "\" " + rule.error());
+    }
+    if (!list) list.emplace();
+    list->rules.push_back(std::move(*rule));
+  }
+  if (list) {
+    list->whereToAdd =
+        "allow under [stdio] in " + config.file + " or give it to the worker's --allow-stdio";
+  }
+  return list;
+}
+
 std::string defaultStateDir() {
   auto loaded = Context::load();
   return loaded ? loaded->paths.dataDir + "/sandbox" : std::string();
 }
 
 int runServeWorker(std::span<const std::string> args) {
-  auto parsed = parseArgs(args, {"--shared"},
-                          {"--listen", "--key-file", "--idle", "--state", "--max-servers",
-                           "--max-per-user", "--memory", "--pids", "--allow-private", "--run-as"});
+  auto parsed =
+      parseArgs(args, {"--shared"},
+                {"--listen", "--key-file", "--idle", "--state", "--max-servers", "--max-per-user",
+                 "--memory", "--pids", "--allow-private", "--run-as", "--allow-stdio"});
   if (!parsed) return reportError(parsed.error());
   if (!parsed->positional.empty()) {
     printError("sandbox serve takes no arguments (kaja sandbox --help)");
@@ -152,6 +175,9 @@ int runServeWorker(std::span<const std::string> args) {
     }
   }
   options.runners = core::RunnerContext::fromProcess(context->toolDirs());
+  auto allowStdio = stdioAllowList(*parsed, context->config);
+  if (!allowStdio) return reportError(allowStdio.error());
+  options.runners->stdioAllow = std::move(*allowStdio);
   options.log = [](const std::string& text) { printWarning(text); };
   boost::asio::io_context io;
   auto worker = sandbox::Worker::create(io, std::move(options));

@@ -351,8 +351,11 @@ core::Result<std::unique_ptr<Worker>> Worker::create(asio::io_context& io, Worke
     }
     core::Resolution resolution = core::resolveAbility(ability, *impl->options.runners, {});
     if (resolution.state != core::AbilityState::kOn || !resolution.launch) {
+      // A refusal by the allow-list names the ability and the fix already.
       const std::string why =
-          "ability " + ability.name + " cannot start here: " + resolution.reason;
+          resolution.state == core::AbilityState::kRefused
+              ? resolution.reason
+              : "ability " + ability.name + " cannot start here: " + resolution.reason;
       impl->refusals.emplace(ability.name, why);
       impl->refusedLines.push_back(why);
       continue;

@@ -101,6 +101,46 @@ Result<SandboxSettings> readSandbox(const FieldReader& top, const TomlValue& val
   return settings;
 }
 
+Result<StdioAllowList> readStdio(const FieldReader& top, const TomlValue& value) {
+  if (value.type != TomlValue::Type::kTable) {
+    return std::unexpected(
+        top.errorAt(value, "stdio",
+                    std::string("must be a table ([stdio] with allow = [\"command line\"]), not ") +
+                        describeType(value.type) + "."));
+  }
+  FieldReader table(value, top.file(), "stdio");
+  if (auto ok = table.onlyKeys({"allow"}); !ok) return std::unexpected(ok.error());
+  const TomlValue* allow = table.get("allow");
+  if (allow == nullptr) {
+    return std::unexpected(table.errorHere(
+        "needs allow, the list of stdio command lines kaja may start, such as allow = "
+        "[\"npx -y @scope/server@1.2.3 *\"]."));
+  }
+  if (allow->type != TomlValue::Type::kArray) {
+    return std::unexpected(table.errorAt(
+        *allow, "allow",
+        std::string("must be an array of command lines, not ") + describeType(allow->type) + "."));
+  }
+  StdioAllowList list;
+  list.whereToAdd = "allow under [stdio] in " + top.file();
+  for (size_t i = 0; i < allow->items.size(); ++i) {
+    const TomlValue& item = allow->items[i];
+    const std::string key = "allow[" + std::to_string(i) + "]";
+    // An array's items may sit on lines of their own; an item without one is the array's.
+    const TomlValue& at = item.line > 0 ? item : *allow;
+    if (item.type != TomlValue::Type::kString) {
+      return std::unexpected(table.errorAt(
+          at, key,
+          std::string("must be a command line in a string, not ") + describeType(item.type) + "."));
+    }
+    auto rule = parseStdioAllowRule(item.text);
+    if (!rule) return std::unexpected(table.errorAt(at, key, rule.error()));
+    rule->at = {top.file(), at.line};
+    list.rules.push_back(std::move(*rule));
+  }
+  return list;
+}
+
 }  // namespace
 
 Result<KajaConfig> loadKajaConfig(const std::string& file, const std::string& home) {
@@ -111,11 +151,16 @@ Result<KajaConfig> loadKajaConfig(const std::string& file, const std::string& ho
   auto parsed = parseTomlFile(file);
   if (!parsed) return std::unexpected(parsed.error());
   FieldReader top(*parsed, file, "");
-  if (auto ok = top.onlyKeys({"sandbox"}); !ok) return std::unexpected(ok.error());
+  if (auto ok = top.onlyKeys({"sandbox", "stdio"}); !ok) return std::unexpected(ok.error());
   if (const TomlValue* sandbox = top.get("sandbox")) {
     auto settings = readSandbox(top, *sandbox, home);
     if (!settings) return std::unexpected(settings.error());
     config.sandbox = std::move(*settings);
+  }
+  if (const TomlValue* stdio = top.get("stdio")) {
+    auto list = readStdio(top, *stdio);
+    if (!list) return std::unexpected(list.error());
+    config.stdioAllow = std::move(*list);
   }
   return config;
 }

@@ -5,8 +5,9 @@
 
 #include "core/error.h"
 #include "core/manifest/ability.h"
+#include "core/manifest/stdio_allow_list.h"
 
-// kaja's own settings, `<configDir>/config.toml`. Today it holds one table:
+// kaja's own settings, `<configDir>/config.toml`. Today it holds two tables:
 //
 //   [sandbox]                        # run eligible stdio abilities in a sandbox worker (K20)
 //   url = "https://sandbox.example"  # the worker's base URL, http or https
@@ -14,6 +15,9 @@
 //   token_file = "~/.config/kaja/sandbox.token"  # a file holding a token, or instead
 //   key_file = "/etc/kaja/worker.key"            # the worker's key: kaja makes its tokens
 //   shared = false                   # a shared worker: trustedSandbox abilities stay local
+//
+//   [stdio]                          # the operator's allow-list (U5, stdio_allow_list.h)
+//   allow = ["npx -y @scope/server@1.2.3 *", "/usr/bin/my-server --flag"]
 
 namespace kaja::core {
 
@@ -34,6 +38,9 @@ struct SandboxSettings {
 struct KajaConfig {
   std::string file;  ///< where it was read from (it may not exist)
   std::optional<SandboxSettings> sandbox;
+  /// `[stdio] allow`: when set, the only stdio command lines kaja starts (`allow = []`
+  /// starts none); unset allows every one.
+  std::optional<StdioAllowList> stdioAllow;
 };
 
 /// Reads `file`; a missing file is the default config. Every mistake (a syntax error, an

@@ -35,6 +35,21 @@ void upsert(std::vector<EnvVar>& vars, EnvVar var) {
   vars.push_back(std::move(var));
 }
 
+// Why `name` may not be set by an ability, as a warning; "" when it may.
+std::string dropped(const std::string& abilityName, std::string_view name) {
+  if (abilityMaySet(name)) return "";
+  if (isLoaderVariable(name)) {
+    return abilityName + ": env " + std::string(name) +
+           " is dropped: it changes how programs are loaded, so kaja never lets an ability "
+           "set it.";
+  }
+  std::string shown;
+  for (const char c : name) shown += static_cast<unsigned char>(c) < ' ' || c == 0x7F ? '?' : c;
+  return abilityName + ": env \"" + shown +
+         "\" is dropped: a variable's name cannot be empty or hold '=', spaces or control "
+         "characters.";
+}
+
 }  // namespace
 
 HostEnv HostEnv::fromProcess() {
@@ -68,20 +83,27 @@ bool isLoaderVariable(std::string_view name) {
   return key.starts_with("DYLD_") || key.starts_with("NPM_CONFIG_") || key.starts_with("LD_");
 }
 
+bool abilityMaySet(std::string_view name) {
+  if (name.empty()) return false;
+  for (const char c : name) {
+    if (c == '=' || static_cast<unsigned char>(c) <= ' ' || c == 0x7F) return false;
+  }
+  return !isLoaderVariable(name);
+}
+
 ChildEnv buildChildEnv(const HostEnv& host, const std::map<std::string, std::string>& abilityEnv,
                        const std::string& abilityName, const std::vector<EnvVar>& extra) {
   ChildEnv out;
   out.vars = host.vars;
-  for (const auto& [name, value] : abilityEnv) {
-    if (isLoaderVariable(name)) {
-      out.warnings.push_back(abilityName + ": env " + name +
-                             " is dropped: it changes how programs are loaded, so kaja never "
-                             "lets an ability set it.");
-      continue;
+  auto add = [&](EnvVar var) {
+    if (std::string why = dropped(abilityName, var.name); !why.empty()) {
+      out.warnings.push_back(std::move(why));
+      return;
     }
-    upsert(out.vars, {name, value, false});
-  }
-  for (const auto& var : extra) upsert(out.vars, var);
+    upsert(out.vars, std::move(var));
+  };
+  for (const auto& [name, value] : abilityEnv) add({name, value, false});
+  for (const auto& var : extra) add(var);
   return out;
 }
 

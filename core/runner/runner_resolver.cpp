@@ -158,10 +158,10 @@ bool resolveStdio(const Ability& ability, const RunnerContext& context,
     }
   }
 
+  // The key's variable is named by the manifest, so it obeys the same rule as `env`.
+  const bool keyByEnv = ability.auth && ability.auth->in == KeyPlacement::kEnv;
   std::vector<EnvVar> extra;
-  if (ability.auth && ability.auth->in == KeyPlacement::kEnv && key) {
-    extra.push_back({ability.auth->name, *key, true});
-  }
+  if (keyByEnv && key) extra.push_back({ability.auth->name, *key, true});
   ChildEnv env = buildChildEnv(context.host, ability.env, ability.name, extra);
   out.warnings = std::move(env.warnings);
 
@@ -169,13 +169,14 @@ bool resolveStdio(const Ability& ability, const RunnerContext& context,
   plan.argv = std::move(chosen->argv);
   if (chosen->runner == RunnerKind::kDocker) {
     // Only the ability's own variables and its key cross into the container, by name.
+    // `-e A=B` would set A inside, so a name with '=' never gets here (abilityMaySet).
     for (const auto& [name, value] : ability.env) {
-      if (!isLoaderVariable(name)) {
+      if (abilityMaySet(name)) {
         plan.argv.push_back("-e");
         plan.argv.push_back(name);
       }
     }
-    if (ability.auth && ability.auth->in == KeyPlacement::kEnv) {
+    if (keyByEnv && abilityMaySet(ability.auth->name)) {
       plan.argv.push_back("-e");
       plan.argv.push_back(ability.auth->name);
     }
@@ -191,12 +192,22 @@ bool resolveStdio(const Ability& ability, const RunnerContext& context,
     for (auto& var : chosen->extraEnv) env.vars.push_back(var);
   }
   for (const auto& arg : ability.args) plan.argv.push_back(arg);
+  // The rule is matched against what would really be executed (bunx or npx as found, the
+  // absolute program, every argument), not the manifest's words: a manifest cannot then
+  // reach an allowed line's meaning by another program or runner, and the operator allows
+  // exactly the lines kaja names in its refusals.
+  if (context.stdioAllow && !context.stdioAllow->allows(plan.argv, [&](const std::string& name) {
+        return context.finder.find(name);
+      })) {
+    out.state = AbilityState::kRefused;
+    out.runner = chosen->runner;
+    out.reason = context.stdioAllow->refusal(ability.name, plan.argv);
+    return false;
+  }
   for (const auto& [name, value] : ability.env) {
-    if (!isLoaderVariable(name)) plan.shownEnv.push_back(name);
+    if (abilityMaySet(name)) plan.shownEnv.push_back(name);
   }
-  if (ability.auth && ability.auth->in == KeyPlacement::kEnv) {
-    plan.shownEnv.push_back(ability.auth->name);
-  }
+  if (keyByEnv && abilityMaySet(ability.auth->name)) plan.shownEnv.push_back(ability.auth->name);
   plan.env = std::move(env.vars);
   if (ability.cwd) plan.workingDir = expandHome(*ability.cwd, context.host.get("HOME"));
   out.runner = chosen->runner;
@@ -214,6 +225,8 @@ const char* toString(AbilityState state) {
       return "off";
     case AbilityState::kLeftOut:
       return "left-out";
+    case AbilityState::kRefused:
+      return "refused";
   }
   return "left-out";
 }
@@ -252,8 +265,7 @@ Resolution resolveAbility(const Ability& ability, const RunnerContext& context,
   if (ability.isRemote()) {
     resolveRemote(ability, key, out);
   } else if (!resolveStdio(ability, context, key, out)) {
-    out.state = AbilityState::kLeftOut;
-    return out;
+    return out;  // left out (the default state) or refused, as resolveStdio set it
   }
   if (ability.needsKey() && !key) {
     out.state = AbilityState::kOff;

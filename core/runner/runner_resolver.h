@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/manifest/ability.h"
+#include "core/manifest/stdio_allow_list.h"
 #include "core/runner/child_env.h"
 #include "core/runner/executable_finder.h"
 #include "core/runner/launch_plan.h"
@@ -19,9 +20,10 @@ enum class AbilityState {
   kOn,       ///< can start (or be reached) now
   kOff,      ///< needs something from the user first, e.g. an API key
   kLeftOut,  ///< nothing here can start it; `reason` says what to install
+  kRefused,  ///< the stdio allow-list does not allow it; `reason` says how to allow it
 };
 
-/// Returns "on", "off" or "left-out".
+/// Returns "on", "off", "left-out" or "refused".
 const char* toString(AbilityState state);
 
 /// A sandbox worker that runs the stdio abilities the cloud may run (K20), from the
@@ -56,6 +58,10 @@ struct RunnerContext {
   /// For an ability run with `docker run`: the `-v` values of the folders personas give it,
   /// each mounted at its own path (K25), keyed by the ability's name.
   std::map<std::string, std::vector<std::string>> dockerVolumes;
+  /// When set, the only stdio command lines that may start here (U5): any other stdio
+  /// ability is kRefused. It is matched against the argv kaja would execute, not against
+  /// the manifest (see resolveAbility).
+  std::optional<StdioAllowList> stdioAllow;
 
   /// Returns the context for this process: its PATH, the tools folders given, its env.
   static RunnerContext fromProcess(const std::vector<std::string>& toolDirs);
@@ -87,6 +93,10 @@ struct Resolution {
 /// With `context.sandbox` set, a stdio ability the cloud may run (cloudRefusal()) for which
 /// the user has no key is a RemotePlan to `<url>/users/<user>/abilities/<name>/mcp`
 /// instead (RunnerKind::kSandbox); any other says why in `notInSandbox`.
+/// With `context.stdioAllow` set, a stdio ability whose final argv (runner chosen, args
+/// and docker flags added, program an absolute path) is not on it is kRefused, with the
+/// sentence that says how to allow it in `reason`; one sent to the sandbox runs nothing
+/// here, so only the worker's own list applies to it.
 Resolution resolveAbility(const Ability& ability, const RunnerContext& context,
                           const std::optional<std::string>& key);
 
