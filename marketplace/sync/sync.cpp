@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -124,18 +125,58 @@ class FolderLock {
   core::UniqueFd fd_;
 };
 
-// Removes what an interrupted sync left: incoming folders, and copies neither link names.
-void sweep(const std::string& dir) {
+// Returns the entries of `dir` that no link names any more: incoming folders an interrupted
+// sync left, copies neither `live` nor `previous` points at, and trash.
+std::vector<fs::path> strays(const std::string& dir) {
   std::set<std::string> keep = {generationOf(readLink(dir + "/live")),
                                 generationOf(readLink(dir + "/previous"))};
+  std::vector<fs::path> out;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::string name = it->path().filename().string();
     std::string stem = name.ends_with(".json") ? name.substr(0, name.size() - 5) : name;
-    bool stray =
-        name.starts_with("incoming-") || (stem.starts_with("gen-") && keep.count(stem) == 0);
-    if (stray) fs::remove_all(it->path(), ec);
+    if (name.starts_with("incoming-") || name.starts_with("trash-") ||
+        (stem.starts_with("gen-") && keep.count(stem) == 0)) {
+      out.push_back(it->path());
+    }
   }
+  return out;
+}
+
+// Removes every stray now.
+void sweep(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& path : strays(dir)) fs::remove_all(path, ec);
+}
+
+// Moves the strays aside (one rename each) and removes them in a detached process, so a
+// sync does not wait for hundreds of folders to be unlinked. What it does not finish, the
+// next sync's sweep does.
+void sweepLater(const std::string& dir) {
+  std::vector<fs::path> trash;
+  for (const auto& path : strays(dir)) {
+    std::string name = path.filename().string();
+    fs::path moved = name.starts_with("trash-") ? path : path.parent_path() / ("trash-" + name);
+    std::error_code ec;
+    if (moved != path) fs::rename(path, moved, ec);
+    if (!ec) trash.push_back(moved);
+  }
+  if (trash.empty()) return;
+  pid_t child = ::fork();
+  if (child < 0) {
+    sweep(dir);
+    return;
+  }
+  if (child == 0) {
+    // The grandchild does the work, so the sync never leaves a zombie behind.
+    if (::fork() == 0) {
+      std::error_code ec;
+      for (const auto& path : trash) fs::remove_all(path, ec);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  core::retryOnEintr([&] { return ::waitpid(child, &status, 0); });
 }
 
 // Returns the next free "gen-N".
@@ -329,7 +370,7 @@ core::Result<SyncReport> syncMarketplace(const core::Paths& paths, const Marketp
     // if this fails, and the next sync sweeps what is left.
     (void)pointLink(dir, "previous", oldLive);
   }
-  sweep(dir);
+  sweepLater(dir);
   report.live = generation;
   return report;
 }

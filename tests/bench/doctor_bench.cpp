@@ -23,61 +23,20 @@
 #include <string>
 #include <vector>
 
+#include "tests/bench/run_kaja.h"
+
 namespace {
+
+using kaja::bench::binDir;
+using kaja::bench::median;
+using kaja::bench::Run;
+using kaja::bench::runKaja;
 
 using nlohmann::json;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-struct Run {
-  double wallMs = 0;
-  json report;
-};
-
-std::string binDir() { return fs::read_symlink("/proc/self/exe").parent_path().string(); }
-
 std::string sourceDir() { return fs::path(KAJA_SOURCE_MARKETPLACE).parent_path().string(); }
-
-// Runs kaja with `env`, stdout to a file; returns wall time and parsed JSON.
-Run runKaja(const std::vector<std::string>& args, const std::vector<std::string>& env) {
-  std::string out = fs::temp_directory_path() / ("kaja-bench-" + std::to_string(::getpid()));
-  std::vector<std::string> argv = {binDir() + "/kaja"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> cargv;
-  for (auto& arg : argv) cargv.push_back(arg.data());
-  cargv.push_back(nullptr);
-  std::vector<std::string> envCopy = env;
-  std::vector<char*> cenv;
-  for (auto& var : envCopy) cenv.push_back(var.data());
-  cenv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  auto started = Clock::now();
-  pid_t pid = 0;
-  Run run;
-  if (posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), cenv.data()) == 0) {
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0) {
-    }
-  }
-  run.wallMs = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
-  posix_spawn_file_actions_destroy(&actions);
-  std::ifstream in(out);
-  std::stringstream text;
-  text << in.rdbuf();
-  run.report = json::parse(text.str(), nullptr, false);
-  fs::remove(out);
-  return run;
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 
 long connectMs(const json& report, const std::string& name) {
   if (!report.is_object()) return -1;
