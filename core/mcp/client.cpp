@@ -216,8 +216,10 @@ std::int64_t Client::request(const std::string& method, Json params,
 std::int64_t Client::startRequest(const std::string& method, std::string label, Json params,
                                   std::chrono::milliseconds timeout, ResultCallback done,
                                   std::function<void(const Progress&)> onProgress,
-                                  bool resetTimeoutOnProgress, std::string toolName) {
-  const std::int64_t id = ids_.next();
+                                  bool resetTimeoutOnProgress, std::string toolName,
+                                  std::int64_t id) {
+  // A call of several rounds names its first request before sending it (requestWithInputs).
+  if (id == 0) id = ids_.next();
   if (!transport_->isOpen()) {
     postFailure(std::move(done), closedError_
                                      ? *closedError_
@@ -304,6 +306,21 @@ void Client::onTimeout(std::int64_t id) {
 }
 
 bool Client::cancel(std::int64_t requestId, const std::string& reason) {
+  if (const auto call = inputCalls_.find(requestId); call != inputCalls_.end()) {
+    // At 2026-07-28 each retry after input_required is a request of its own ("The JSON-RPC id
+    // MUST be different between the initial request and the retry, as they are independent
+    // requests", basic/patterns/mrtr), and a cancellation may name only a request that is
+    // "believed to still be in-progress" (basic/patterns/cancellation). So the round the server
+    // has now is the one cancelled; while kaja gathers the inputs, the server has none.
+    if (call->second.inFlight == 0) {
+      InputCall ended = std::move(call->second);
+      inputCalls_.erase(call);
+      postFailure(std::move(ended.done),
+                  makeError(ErrorCode::kRefused, ended.label + " was cancelled (" + reason + ")."));
+      return true;
+    }
+    requestId = call->second.inFlight;
+  }
   const auto it = pending_.find(requestId);
   if (it == pending_.end() || it->second.method == "initialize") return false;
   Pending pending = std::move(it->second);
@@ -365,9 +382,8 @@ std::int64_t Client::callTool(const std::string& name, Json arguments, CallOptio
     return request("tools/call", std::move(params), options.timeout, std::move(onResult));
   }
   if (stateless_) {
-    // Cancelling this id works for the first round; later rounds are new requests.
     return requestWithInputs("tools/call", "tools/call '" + name + "'", std::move(params),
-                             std::move(options), std::move(onResult), 0, Clock::time_point{});
+                             std::move(options), std::move(onResult));
   }
   // The label "tools/call 'name'" is built from `name` only if an error needs it.
   return startRequest("tools/call", {}, std::move(params), options.timeout, std::move(onResult),

@@ -101,12 +101,15 @@ class Client : public std::enable_shared_from_this<Client> {
   void listTools(std::function<void(Result<std::vector<Tool>>)> done);
 
   /// Calls tool `name`. On timeout sends notifications/cancelled and fails with kTimeout.
-  /// Returns the request id, which cancel() accepts.
+  /// Returns the request id, which cancel() accepts. At 2026-07-28 a call the server answers
+  /// with input_required takes a new request per round; it keeps its first request's id.
   std::int64_t callTool(const std::string& name, Json arguments, CallOptions options,
                         std::function<void(Result<ToolResult>)> done);
 
   /// Cancels a pending request: sends notifications/cancelled and fails its callback with
-  /// kRefused. Returns false when `requestId` is not pending.
+  /// kRefused. For a call with rounds of input_required, the round in flight is the one
+  /// named, and none is while kaja gathers the inputs. Returns false when `requestId` is not
+  /// pending.
   bool cancel(std::int64_t requestId, const std::string& reason = "cancelled by the user");
 
   /// Sends ping; succeeds on any result.
@@ -156,13 +159,21 @@ class Client : public std::enable_shared_from_this<Client> {
     /// Returns the request's name for errors, such as "tools/call 'echo'".
     [[nodiscard]] std::string describe() const;
   };
+  /// A call at 2026-07-28 that may take several requests, one per round of input_required,
+  /// known by its first request's id.
+  struct InputCall {
+    std::string label;          ///< for errors, such as "tools/call 'echo'"
+    ResultCallback done;        ///< the caller's callback, run once when the call ends
+    std::int64_t inFlight = 0;  ///< the round the server has; 0 while kaja gathers its inputs
+  };
 
   Client(boost::asio::io_context& io, std::shared_ptr<Transport> transport, ClientOptions options);
 
   std::int64_t startRequest(const std::string& method, std::string label, Json params,
                             std::chrono::milliseconds timeout, ResultCallback done,
                             std::function<void(const Progress&)> onProgress,
-                            bool resetTimeoutOnProgress = false, std::string toolName = {});
+                            bool resetTimeoutOnProgress = false, std::string toolName = {},
+                            std::int64_t id = 0);
   void restartDeadline(Pending& pending);
   void armDeadlineTimer(Clock::time_point deadline);
   void onDeadline();
@@ -180,8 +191,12 @@ class Client : public std::enable_shared_from_this<Client> {
   void onDiscovered(Result<Json> result, const ConnectDone& once, int attempt);
   [[nodiscard]] Json withMeta(Json params) const;
   std::int64_t requestWithInputs(const std::string& method, std::string label, Json params,
-                                 CallOptions options, ResultCallback done, int round,
-                                 Clock::time_point deadline);
+                                 CallOptions options, ResultCallback done);
+  void sendRound(std::int64_t callId, int round, const std::string& method, Json params,
+                 CallOptions options, Clock::time_point deadline);
+  void onRoundAnswered(std::int64_t callId, int round, const std::string& method, Json params,
+                       CallOptions options, Clock::time_point deadline, Result<Json> result);
+  void endInputCall(std::int64_t callId, Result<Json> result);
   void answerInputs(const Json& inputRequests, std::function<void(Result<Json>)> done);
   void applyToolHeaders(std::vector<Tool>& tools);
   void listenForToolChanges();
@@ -204,6 +219,7 @@ class Client : public std::enable_shared_from_this<Client> {
   State state_ = State::kIdle;
   IdAllocator ids_;
   std::map<std::int64_t, Pending> pending_;
+  std::map<std::int64_t, InputCall> inputCalls_;  ///< by the id callTool() returned
   boost::asio::steady_timer connectTimer_;
   // One timer for every request's deadline, set for the earliest one it knows of. It is
   // left running when that request is answered early and re-armed only when it fires,

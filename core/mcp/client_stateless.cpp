@@ -127,8 +127,19 @@ void Client::onDiscovered(Result<Json> result, const ConnectDone& once, int atte
 }
 
 std::int64_t Client::requestWithInputs(const std::string& method, std::string label, Json params,
-                                       CallOptions options, ResultCallback done, int round,
-                                       Clock::time_point deadline) {
+                                       CallOptions options, ResultCallback done) {
+  // The call is known by its first request's id, which cancel() takes to the round in flight.
+  const std::int64_t callId = ids_.next();
+  inputCalls_[callId] = InputCall{.label = std::move(label), .done = std::move(done)};
+  sendRound(callId, 0, method, std::move(params), std::move(options), Clock::time_point{});
+  return callId;
+}
+
+void Client::sendRound(std::int64_t callId, int round, const std::string& method, Json params,
+                       CallOptions options, Clock::time_point deadline) {
+  const auto call = inputCalls_.find(callId);
+  if (call == inputCalls_.end()) return;
+  const std::string label = call->second.label;
   auto onProgress = options.onProgress;
   const bool reset = options.resetTimeoutOnProgress;
   const auto timeout = options.timeout.count() == 0 ? options_.requestTimeout : options.timeout;
@@ -138,67 +149,90 @@ std::int64_t Client::requestWithInputs(const std::string& method, std::string la
   if (round > 0 && timeout.count() > 0) {
     left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
-      postFailure(std::move(done), makeError(ErrorCode::kTimeout,
+      endInputCall(callId,
+                   std::unexpected(makeError(ErrorCode::kTimeout,
                                              describe() + " did not finish " + label + " within " +
-                                                 formatDuration(timeout) + "; kaja gave up."));
-      return ids_.next();
+                                                 formatDuration(timeout) + "; kaja gave up.")));
+      return;
     }
   }
-  auto next = [weak = weak_from_this(), method, label, params, options = std::move(options),
-               done = std::move(done), round, deadline](Result<Json> result) mutable {
-    auto self = weak.lock();
-    if (!self) return;
-    const auto type = result && result->is_object() ? result->find("resultType") : Json::iterator();
-    const bool typed = result && result->is_object() && type != result->end();
-    if (typed && !type->is_string()) {
-      done(std::unexpected(self->makeError(
-          ErrorCode::kProtocol, self->describe() + " answered " + label + " with a resultType " +
-                                    "that is a " + type->type_name() + ", not a string.")));
-      return;
+  auto next = [weak = weak_from_this(), callId, round, method, params, options = std::move(options),
+               deadline](Result<Json> result) mutable {
+    if (auto self = weak.lock()) {
+      self->onRoundAnswered(callId, round, method, std::move(params), std::move(options), deadline,
+                            std::move(result));
     }
-    if (!typed || *type != "input_required") {
-      done(std::move(result));
-      return;
-    }
-    if (const std::string wrong = checkInputRequired(*result); !wrong.empty()) {
-      done(std::unexpected(
-          self->makeError(ErrorCode::kProtocol, self->describe() + " asked for input in " + label +
-                                                    " that kaja cannot follow: " + wrong + ".")));
-      return;
-    }
-    if (round + 1 >= kMaxInputRounds) {
-      done(std::unexpected(
-          self->makeError(ErrorCode::kProtocol, self->describe() + " asked for more input " +
-                                                    std::to_string(kMaxInputRounds) + " times in " +
-                                                    label + "; kaja gave up.")));
-      return;
-    }
-    // The retry carries exactly this round's answers and state, never an older round's.
-    params.erase("inputResponses");
-    params.erase("requestState");
-    if (const auto state = result->find("requestState"); state != result->end())
-      params["requestState"] = *state;
-    self->answerInputs(
-        result->value("inputRequests", Json::object()),
-        [weak, method, label, params = std::move(params), options = std::move(options),
-         done = std::move(done), round, deadline](Result<Json> responses) mutable {
-          auto self = weak.lock();
-          if (!self) return;
-          if (!responses) {
-            done(std::unexpected(responses.error()));
-            return;
-          }
-          params["inputResponses"] = std::move(*responses);
-          self->requestWithInputs(method, label, std::move(params), std::move(options),
-                                  std::move(done), round + 1, deadline);
-        });
   };
-  const std::int64_t id = startRequest(method, std::move(label), withMeta(params), left,
-                                       std::move(next), std::move(onProgress), reset);
+  const std::int64_t id = round == 0 ? callId : ids_.next();
+  startRequest(method, label, withMeta(params), left, std::move(next), std::move(onProgress), reset,
+               {}, id);
   if (const auto it = pending_.find(id); it != pending_.end() && round > 0) {
     it->second.budget = timeout;
   }
-  return id;
+  if (const auto it = inputCalls_.find(callId); it != inputCalls_.end()) it->second.inFlight = id;
+}
+
+void Client::onRoundAnswered(std::int64_t callId, int round, const std::string& method, Json params,
+                             CallOptions options, Clock::time_point deadline, Result<Json> result) {
+  const auto call = inputCalls_.find(callId);
+  if (call == inputCalls_.end()) return;
+  const std::string label = call->second.label;
+  const auto type = result && result->is_object() ? result->find("resultType") : Json::iterator();
+  const bool typed = result && result->is_object() && type != result->end();
+  if (typed && !type->is_string()) {
+    endInputCall(callId, std::unexpected(makeError(ErrorCode::kProtocol,
+                                                   describe() + " answered " + label +
+                                                       " with a resultType that is a " +
+                                                       type->type_name() + ", not a string.")));
+    return;
+  }
+  if (!typed || *type != "input_required") {
+    endInputCall(callId, std::move(result));
+    return;
+  }
+  if (const std::string wrong = checkInputRequired(*result); !wrong.empty()) {
+    endInputCall(callId,
+                 std::unexpected(makeError(ErrorCode::kProtocol,
+                                           describe() + " asked for input in " + label +
+                                               " that kaja cannot follow: " + wrong + ".")));
+    return;
+  }
+  if (round + 1 >= kMaxInputRounds) {
+    endInputCall(callId, std::unexpected(makeError(ErrorCode::kProtocol,
+                                                   describe() + " asked for more input " +
+                                                       std::to_string(kMaxInputRounds) +
+                                                       " times in " + label + "; kaja gave up.")));
+    return;
+  }
+  // This round is over at the server; until the retry is sent, no request of the call is.
+  call->second.inFlight = 0;
+  // The retry carries exactly this round's answers and state, never an older round's.
+  params.erase("inputResponses");
+  params.erase("requestState");
+  if (const auto state = result->find("requestState"); state != result->end())
+    params["requestState"] = *state;
+  answerInputs(result->value("inputRequests", Json::object()),
+               [weak = weak_from_this(), callId, round, method, params = std::move(params),
+                options = std::move(options), deadline](Result<Json> responses) mutable {
+                 auto self = weak.lock();
+                 // A call cancelled while its inputs were gathered sends no retry.
+                 if (!self || !self->inputCalls_.contains(callId)) return;
+                 if (!responses) {
+                   self->endInputCall(callId, std::unexpected(responses.error()));
+                   return;
+                 }
+                 params["inputResponses"] = std::move(*responses);
+                 self->sendRound(callId, round + 1, method, std::move(params), std::move(options),
+                                 deadline);
+               });
+}
+
+void Client::endInputCall(std::int64_t callId, Result<Json> result) {
+  const auto call = inputCalls_.find(callId);
+  if (call == inputCalls_.end()) return;
+  auto done = std::move(call->second.done);
+  inputCalls_.erase(call);
+  done(std::move(result));
 }
 
 void Client::answerInputs(const Json& inputRequests, std::function<void(Result<Json>)> done) {
