@@ -8,8 +8,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <memory>
-#include <set>
 #include <vector>
 
 #include "core/util/quote.h"
@@ -77,7 +77,18 @@ class Unpacker {
       return core::fail(ErrorCode::kIo, core::syscallMessage("open", into, errno));
     }
     std::unique_ptr<struct archive, ArchiveDeleter> reader(archive_read_new());
-    archive_read_support_filter_all(reader.get());
+    // Only the filters libarchive decodes itself: _all would also hand lrzip, lzop, grzip and
+    // other streams to an outside program found on PATH, on bytes from the network. A filter
+    // it cannot decode itself it adds with ARCHIVE_WARN, and that is refused too.
+    for (auto addFilter : {archive_read_support_filter_gzip, archive_read_support_filter_zstd,
+                           archive_read_support_filter_xz, archive_read_support_filter_bzip2}) {
+      if (addFilter(reader.get()) != ARCHIVE_OK) {
+        return core::fail(ErrorCode::kInternal,
+                          "kaja will not unpack " + label_ +
+                              ": this libarchive cannot decompress gzip, zstd, xz and bzip2 "
+                              "itself; install one built with zlib, zstd, liblzma and libbz2.");
+      }
+    }
     archive_read_support_format_tar(reader.get());
     archive_read_support_format_gnutar(reader.get());
     archive_read_support_format_zip(reader.get());
@@ -122,16 +133,23 @@ class Unpacker {
 
   core::Result<void> writeEntry(struct archive* reader, struct archive_entry* entry) {
     const char* raw = archive_entry_pathname(entry);
-    std::string shown = raw != nullptr ? raw : "";
+    if (raw == nullptr) {
+      // libarchive gives no name when it cannot convert it; dropping the entry unsaid would
+      // lose a file of the marketplace.
+      return refuse("", "holds an entry whose name kaja cannot read (not UTF-8?)");
+    }
+    std::string shown = raw;
     auto name = cleanEntryName(shown);
     if (!name) return refuse(shown, name.error().message);
     if (name->empty()) return {};  // "./" itself
     if (archive_entry_hardlink(entry) != nullptr) {
       return refuse(shown, "is a hard link, which a marketplace may not hold");
     }
-    if (!seen_.insert(*name).second) {
-      // A folder may be listed again (zip and some tars do); anything else may not.
-      if (archive_entry_filetype(entry) == AE_IFDIR) return {};
+    const bool folder = archive_entry_filetype(entry) == AE_IFDIR;
+    if (auto [seen, fresh] = seen_.emplace(*name, folder); !fresh) {
+      // A folder may be listed again (zip and some tars do); anything else may not, nor a
+      // folder where a file or link of its name came first.
+      if (folder && seen->second) return {};
       return refuse(shown, "appears twice in the archive");
     }
     std::vector<std::string> parts = splitParts(*name);
@@ -140,16 +158,16 @@ class Unpacker {
     const std::string& leaf = parts.back();
     switch (archive_entry_filetype(entry)) {
       case AE_IFDIR:
-        return makeFolder(parent->get(), leaf, shown);
+        return makeFolder(*parent, leaf, shown);
       case AE_IFREG:
-        return writeFile(reader, entry, parent->get(), leaf, shown);
+        return writeFile(reader, entry, *parent, leaf, shown);
       case AE_IFLNK: {
         const char* target = archive_entry_symlink(entry);
         std::string text = target != nullptr ? target : "";
         if (std::string why = linkProblem(text); !why.empty()) {
           return refuse(shown, "is a link that " + why);
         }
-        if (::symlinkat(text.c_str(), parent->get(), leaf.c_str()) != 0) {
+        if (::symlinkat(text.c_str(), *parent, leaf.c_str()) != 0) {
           return refuse(shown, "cannot be made (" + std::string(std::strerror(errno)) + ")");
         }
         ++stats_.links;
@@ -161,24 +179,38 @@ class Unpacker {
   }
 
   // Opens (making as needed) every folder above the entry, refusing to pass through a link.
-  core::Result<UniqueFd> openParent(const std::vector<std::string>& parts,
-                                    const std::string& shown) {
-    UniqueFd dir(::dup(root_.get()));
-    for (size_t i = 0; i + 1 < parts.size(); ++i) {
-      if (::mkdirat(dir.get(), parts[i].c_str(), 0755) == 0) {
-        ++stats_.folders;
-      } else if (errno != EEXIST) {
-        return refuse(shown, "cannot be unpacked (" + std::string(std::strerror(errno)) + ")");
-      }
+  // The folders opened last time are kept, so the many entries of one folder cost one
+  // openat each, not one per folder above them.
+  core::Result<int> openParent(const std::vector<std::string>& parts, const std::string& shown) {
+    size_t depth = parts.size() - 1;
+    size_t shared = 0;
+    while (shared < depth && shared < openParts_.size() && openParts_[shared] == parts[shared]) {
+      ++shared;
+    }
+    openParts_.resize(shared);
+    openFds_.resize(shared);
+    for (size_t i = shared; i < depth; ++i) {
+      int dir = i == 0 ? root_.get() : openFds_[i - 1].get();
       UniqueFd next(
-          ::openat(dir.get(), parts[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+          ::openat(dir, parts[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!next.valid() && errno == ENOENT) {
+        if (::mkdirat(dir, parts[i].c_str(), 0755) != 0 && errno != EEXIST) {
+          return refuse(shown, "cannot be unpacked (" + std::string(std::strerror(errno)) + ")");
+        }
+        ++stats_.folders;
+        next = UniqueFd(
+            ::openat(dir, parts[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      }
       if (!next.valid()) {
         return refuse(shown, "would be written through a link or a file (" +
                                  core::quoteForMessage(parts[i]) + ")");
       }
-      dir = std::move(next);
+      openParts_.push_back(parts[i]);
+      openFds_.push_back(std::move(next));
     }
-    return dir;
+    // No entry can later replace a folder kept open: files are made with O_EXCL and links
+    // with symlinkat, both of which fail on a name that exists.
+    return depth == 0 ? root_.get() : openFds_[depth - 1].get();
   }
 
   core::Result<void> makeFolder(int parent, const std::string& leaf, const std::string& shown) {
@@ -247,7 +279,9 @@ class Unpacker {
   UniqueFd root_;
   UnpackStats stats_;
   std::size_t entries_ = 0;
-  std::set<std::string> seen_;
+  std::map<std::string, bool> seen_;    ///< cleaned name -> whether it was a folder
+  std::vector<std::string> openParts_;  ///< the folders of the last entry, outermost first
+  std::vector<UniqueFd> openFds_;       ///< a descriptor of each
 };
 
 }  // namespace

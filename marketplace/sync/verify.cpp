@@ -91,6 +91,47 @@ std::string toBase64(const std::uint8_t* bytes, size_t size) {
   return out;
 }
 
+// Whether `key` encodes one of the eight points of small order (in any encoding a decoder
+// takes: the sign bit ignored, y at or above p included). OpenSSL checks such a key as any
+// other, and under it one forged signature (R of small order, S = 0) matches any message,
+// or one message in eight; libsodium refuses them the same way.
+bool hasSmallOrder(const PublicKey& key) {
+  static constexpr std::uint8_t kSmallOrder[][32] = {
+      {0x00},
+      {0x01},
+      {0x26, 0xe8, 0x95, 0x8f, 0xc2, 0xb2, 0x27, 0xb0, 0x45, 0xc3, 0xf4,
+       0x89, 0xf2, 0xef, 0x98, 0xf0, 0xd5, 0xdf, 0xac, 0x05, 0xd3, 0xc6,
+       0x33, 0x39, 0xb1, 0x38, 0x02, 0x88, 0x6d, 0x53, 0xfc, 0x05},
+      {0xc7, 0x17, 0x6a, 0x70, 0x3d, 0x4d, 0xd8, 0x4f, 0xba, 0x3c, 0x0b,
+       0x76, 0x0d, 0x10, 0x67, 0x0f, 0x2a, 0x20, 0x53, 0xfa, 0x2c, 0x39,
+       0xcc, 0xc6, 0x4e, 0xc7, 0xfd, 0x77, 0x92, 0xac, 0x03, 0x7a},
+      {0xec, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f},
+      {0xed, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f},
+      {0xee, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f},
+  };
+  for (const auto& point : kSmallOrder) {
+    bool same = (key[31] & 0x7f) == point[31];
+    for (size_t i = 0; same && i < 31; ++i) same = key[i] == point[i];
+    if (same) return true;
+  }
+  return false;
+}
+
+core::Result<PublicKey> refuseSmallOrder(const PublicKey& key) {
+  if (hasSmallOrder(key)) {
+    return core::fail(ErrorCode::kUsage,
+                      "the public key is a point of small order, which forged signatures match; "
+                      "ask the marketplace for its real Ed25519 key");
+  }
+  return key;
+}
+
 }  // namespace
 
 std::string sha256Hex(std::string_view bytes) {
@@ -133,7 +174,7 @@ core::Result<PublicKey> parsePublicKey(std::string_view text) {
                         "the public key is a PEM block but not an Ed25519 public key; make one "
                         "with `openssl pkey -in KEY -pubout`");
     }
-    return key;
+    return refuseSmallOrder(key);
   }
   std::optional<std::vector<std::uint8_t>> raw = fromHex(text);
   if (!raw) raw = fromBase64(text);
@@ -143,7 +184,7 @@ core::Result<PublicKey> parsePublicKey(std::string_view text) {
                       "its 32 bytes");
   }
   std::copy(raw->begin(), raw->end(), key.begin());
-  return key;
+  return refuseSmallOrder(key);
 }
 
 std::string publicKeyText(const PublicKey& key) { return toBase64(key.data(), key.size()); }
@@ -158,6 +199,11 @@ core::Result<void> verifyEd25519(std::string_view message, std::string_view sign
                         "the signature is not 64 bytes of Ed25519 signature, raw or base64");
     }
     sig = std::move(*decoded);
+  }
+  if (hasSmallOrder(key)) {
+    return core::fail(ErrorCode::kRefused,
+                      "the marketplace's key is a point of small order, which forged signatures "
+                      "match; set its real Ed25519 key");
   }
   std::unique_ptr<EVP_PKEY, PkeyDeleter> pkey(
       EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nullptr, key.data(), key.size()));
