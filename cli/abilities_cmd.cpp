@@ -37,11 +37,12 @@ Row describe(const marketplace::AbilityRecord& record, const core::RunnerContext
              const core::Secrets& secrets) {
   Row row;
   row.name = record.name;
-  row.source = record.layer == marketplace::LayerKind::kShipped       ? "shipped"
-               : record.layer == marketplace::LayerKind::kMarketplace ? "marketplace"
-                                                                      : "user";
+  const bool workspace = record.layer == marketplace::LayerKind::kWorkspace;
+  row.source = record.layer == marketplace::LayerKind::kMarketplace
+                   ? "marketplace"
+                   : marketplace::describeLayer(record.layer, record.marketplace);
   row.marketplace = record.marketplace;
-  row.manifest = record.dir + "/mcp.toml";
+  row.manifest = workspace ? record.dir + "/.mcp.json" : record.dir + "/mcp.toml";
   row.warnings = record.notes;
   if (!record.ability) {
     row.state = "broken";
@@ -54,6 +55,12 @@ Row describe(const marketplace::AbilityRecord& record, const core::RunnerContext
   core::Resolution resolution = core::resolveAbility(ability, runners, secrets.key(ability.name));
   row.state = core::toString(resolution.state);
   row.reason = resolution.reason;
+  if (workspace && !record.enabled && resolution.state == core::AbilityState::kOn) {
+    // A project's file may name any command: nothing of it runs before the user says so.
+    row.state = "off";
+    row.reason = "a server of this workspace's .mcp.json, off until you run `kaja enable " +
+                 record.name + "`";
+  }
   if (resolution.runner) row.runner = core::toString(*resolution.runner);
   row.runs = resolution.runs();
   row.shortRuns = resolution.runs(true);
@@ -129,8 +136,9 @@ int runAbilities(std::span<const std::string> args) {
 
   bool colourful = useColour(stdout);
   // Where each ability comes from matters once a synced marketplace is in the mix.
-  const bool synced = std::any_of(rows.begin(), rows.end(),
-                                  [](const Row& row) { return !row.marketplace.empty(); });
+  const bool synced = std::any_of(rows.begin(), rows.end(), [](const Row& row) {
+    return !row.marketplace.empty() || row.source == "workspace";
+  });
   std::vector<std::string> headings = {"NAME", "STATE", "RUNNER", "RUNS / WHY NOT"};
   if (synced) headings.insert(headings.begin() + 1, "FROM");
   Table table(headings);

@@ -1,11 +1,14 @@
 #include "cli/context.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
 
 #include "cli/output.h"
+#include "cli/workspace_layer.h"
 #include "marketplace/sync/store.h"
 #include "personas/docker_mounts.h"
 #include "sandbox/token.h"
@@ -75,7 +78,28 @@ core::Result<Context> Context::load() {
   if (!config) return std::unexpected(config.error());
   auto catalog = marketplace::sync::loadCatalog(*paths);
   if (!catalog) return std::unexpected(catalog.error());
-  return Context{std::move(*paths), std::move(*catalog), std::move(*secrets), std::move(*config)};
+  Context context{std::move(*paths), std::move(*catalog), std::move(*secrets), std::move(*config),
+                  ""};
+  context.loadWorkspace();
+  return context;
+}
+
+void Context::loadWorkspace() {
+  EnvLookup env = [](const std::string& name) -> std::optional<std::string> {
+    const char* value = std::getenv(name.c_str());
+    return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
+  };
+  std::error_code ec;
+  auto dir = findWorkspace(std::filesystem::current_path(ec).string(), core::homeDir(), env);
+  if (!dir) return;
+  Workspace workspace = readWorkspace(*dir, env, enabledInWorkspace(paths, *dir), secrets);
+  workspaceDir = workspace.dir;
+  for (const auto& warning : workspace.warnings) printWarning(warning);
+  for (const auto& name : catalog.addWorkspace(std::move(workspace.records))) {
+    printWarning("server \"" + name + "\" in " + oneLine(workspace.file) +
+                 " is not used: an ability of that name exists already, and a workspace never "
+                 "takes an ability's place; rename it in the file to use it");
+  }
 }
 
 std::vector<std::string> Context::toolDirs() const {

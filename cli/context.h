@@ -24,11 +24,17 @@ struct Context {
   marketplace::Catalog catalog;
   core::Secrets secrets;
   core::KajaConfig config;
+  /// The workspace folder whose `.mcp.json` is read as a layer, or "" when there is none.
+  std::string workspaceDir;
 
   /// Loads everything; a broken secrets or config file is an error, broken manifests are
   /// not (they are records in the catalog). Warns on stderr about a secrets file others can
   /// read.
   static core::Result<Context> load();
+
+  /// Adds the servers of the workspace's `.mcp.json` (see workspace_layer.h) to the
+  /// catalog, warning on stderr about what it cannot use.
+  void loadWorkspace();
 
   /// Returns the folders where kaja keeps runners of its own (its bun), searched after PATH.
   [[nodiscard]] std::vector<std::string> toolDirs() const;

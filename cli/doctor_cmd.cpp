@@ -117,6 +117,13 @@ std::optional<core::Activation> plan(const marketplace::AbilityRecord& record,
   }
   const core::Ability& ability = *record.ability;
   row.transport = core::toString(ability.transport);
+  if (record.layer == marketplace::LayerKind::kWorkspace && !record.enabled) {
+    // A project's file may name any command: doctor starts none of it unasked.
+    row.state = "off";
+    row.hint = "a server of this workspace's .mcp.json; `kaja enable " + record.name +
+               "` turns it on here";
+    return std::nullopt;
+  }
   core::Resolution resolution =
       core::resolveAbility(ability, runners, context.secrets.key(ability.name));
   if (resolution.runner) row.runner = core::toString(*resolution.runner);

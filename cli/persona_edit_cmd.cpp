@@ -8,9 +8,11 @@
 #include "cli/args.h"
 #include "cli/command.h"
 #include "cli/output.h"
+#include "cli/workspace_layer.h"
 #include "core/manifest/ability_loader.h"
 #include "core/manifest/field_reader.h"
 #include "core/manifest/manifest_writer.h"
+#include "core/util/quote.h"
 #include "personas/persona_editor.h"
 #include "personas/persona_resolver.h"
 
@@ -189,6 +191,41 @@ int folder(const ParsedArgs& parsed) {
                             (root.backup ? " (backed up)" : ""));
 }
 
+// Turns a server of the workspace's .mcp.json on or off for this workspace: kept in kaja's
+// data folder, never in the workspace's files or a persona.
+int inWorkspace(const Context& context, const marketplace::AbilityRecord& record, bool enable,
+                bool narrowed) {
+  if (narrowed) {
+    printError(
+        "--tools narrows a persona's entry, and a workspace server joins every persona as "
+        "it is; import it with `kaja import claude` to narrow its tools");
+    return kExitUsage;
+  }
+  if (enable && !record.ability) {
+    printError(record.error.describe());
+    return kExitUsage;
+  }
+  if (record.enabled == enable) {
+    printNote(record.name + " is already " + (enable ? "on" : "off") + " in " +
+              context.workspaceDir + "; nothing was changed");
+    return kExitOk;
+  }
+  if (auto saved = setEnabledInWorkspace(context.paths, context.workspaceDir, record.name, enable);
+      !saved) {
+    return reportError(saved.error());
+  }
+  if (enable) {
+    printNote(
+        "turned on " + record.name + " from " + context.workspaceDir +
+        "/.mcp.json for this workspace; it runs " +
+        core::quoteForMessage(record.ability->command.value_or(record.ability->url.value_or(""))) +
+        " when a persona is used here");
+  } else {
+    printNote("turned off " + record.name + " for " + context.workspaceDir);
+  }
+  return kExitOk;
+}
+
 // Runs `edit` on the active persona.
 int inActivePersona(std::span<const std::string> args, bool enable) {
   auto parsed = parseArgs(args, {},
@@ -204,6 +241,12 @@ int inActivePersona(std::span<const std::string> args, bool enable) {
   if (!paths) return reportError(paths.error());
   std::string active = personas::activePersona(paths->configDir);
   const std::string& ability = parsed->positional[0];
+  if (auto context = Context::load()) {
+    const marketplace::AbilityRecord* record = context->catalog.findAbilityRecord(ability);
+    if (record != nullptr && record->layer == marketplace::LayerKind::kWorkspace) {
+      return inWorkspace(*context, *record, enable, parsed->value("--tools").has_value());
+    }
+  }
   return enable ? addToPersona(active, ability, parsed->value("--tools"))
                 : removeFromPersona(active, ability);
 }

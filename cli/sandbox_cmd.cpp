@@ -167,6 +167,8 @@ int runServeWorker(std::span<const std::string> args) {
   options.idle = std::chrono::seconds(idle);
   options.stateDir = parsed->value("--state").value_or(context->paths.dataDir + "/sandbox");
   for (const auto& record : context->catalog.abilities()) {
+    // A worker serves what its operator installed, never a .mcp.json it happens to sit in.
+    if (record.layer == marketplace::LayerKind::kWorkspace) continue;
     if (record.ability) {
       options.abilities.push_back(*record.ability);
     } else {

@@ -93,6 +93,8 @@ std::string describeLayer(LayerKind kind, const std::string& name) {
       return "shipped";
     case LayerKind::kMarketplace:
       return "marketplace " + name;
+    case LayerKind::kWorkspace:
+      return "workspace";
     case LayerKind::kUser:
       break;
   }
@@ -133,6 +135,22 @@ Catalog Catalog::loadLayers(const std::vector<Layer>& layers) {
     catalog.personas_.push_back(std::move(record));
   }
   return catalog;
+}
+
+std::vector<std::string> Catalog::addWorkspace(std::vector<AbilityRecord> records) {
+  std::vector<std::string> shadowed;
+  for (auto& record : records) {
+    if (findAbilityRecord(record.name) != nullptr) {
+      shadowed.push_back(record.name);
+      continue;
+    }
+    record.layer = LayerKind::kWorkspace;
+    auto at = std::lower_bound(
+        abilities_.begin(), abilities_.end(), record.name,
+        [](const AbilityRecord& held, const std::string& key) { return held.name < key; });
+    abilities_.insert(at, std::move(record));
+  }
+  return shadowed;
 }
 
 const AbilityRecord* Catalog::findAbilityRecord(const std::string& name) const {

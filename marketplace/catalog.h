@@ -17,6 +17,7 @@ enum class LayerKind {
   kShipped,      ///< comes with kaja
   kMarketplace,  ///< synced with `kaja marketplace sync`
   kUser,         ///< the user's own folder
+  kWorkspace,    ///< a workspace's `.mcp.json`, read live; off until enabled (V3)
 };
 
 /// One layer: a folder holding `abilities/<name>/mcp.toml` and `personas/<name>.toml`.
@@ -38,6 +39,8 @@ struct AbilityRecord {
   std::string marketplace;               ///< the synced marketplace's name, for kMarketplace
   std::optional<core::Ability> ability;  ///< set when the manifest loaded
   core::Error error;                     ///< why it is broken, when `ability` is empty
+  /// For kWorkspace: whether `kaja enable` turned it on in this workspace.
+  bool enabled = false;
   /// What kaja did not take from the manifest, one sentence each: a relaxation that only
   /// the user's own layer may make.
   std::vector<std::string> notes;
@@ -67,6 +70,11 @@ class Catalog {
   /// Loads `layers` in order, lowest first. In a kMarketplace layer, `approval = "never"`
   /// becomes "writes" and `trustedSandbox` is dropped, each with a note on the record.
   static Catalog loadLayers(const std::vector<Layer>& layers);
+
+  /// Adds the records of a workspace's `.mcp.json` (kWorkspace). One never takes the place
+  /// of an ability of the same name, from any layer: it is dropped and its name returned,
+  /// so a cloned project cannot shadow the user's abilities.
+  std::vector<std::string> addWorkspace(std::vector<AbilityRecord> records);
 
   /// Returns the records sorted by name.
   [[nodiscard]] const std::vector<AbilityRecord>& abilities() const { return abilities_; }

@@ -90,6 +90,18 @@ core::Result<ResolvedPersona> resolvePersona(const marketplace::Catalog& catalog
     }
     out.abilities.push_back(std::move(active));
   }
+  // The workspace's servers turned on with `kaja enable` join whichever persona is active,
+  // as they are and with no folders, while kaja runs in that workspace (V3).
+  for (const auto& ability : catalog.abilities()) {
+    if (ability.layer != marketplace::LayerKind::kWorkspace || !ability.enabled ||
+        !ability.ability || out.find(ability.name) != nullptr) {
+      continue;
+    }
+    ActiveAbility active;
+    active.ability = *ability.ability;
+    active.entry.ability = ability.name;
+    out.abilities.push_back(std::move(active));
+  }
   return out;
 }
 

@@ -90,12 +90,17 @@ Result<Secrets> Secrets::load(const std::string& file) {
 }
 
 std::optional<std::string> Secrets::key(const std::string& ability) const {
+  if (auto held = transient_.find(ability); held != transient_.end()) return held->second;
   auto it = keys_.find(ability);
   if (it == keys_.end()) return std::nullopt;
   return it->second;
 }
 
 void Secrets::set(const std::string& ability, std::string key) { keys_[ability] = std::move(key); }
+
+void Secrets::setTransient(const std::string& ability, std::string key) {
+  transient_[ability] = std::move(key);
+}
 
 bool Secrets::remove(const std::string& ability) { return keys_.erase(ability) > 0; }
 

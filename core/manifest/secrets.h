@@ -22,6 +22,9 @@ class Secrets {
   /// Returns true when a key is stored for `ability`.
   [[nodiscard]] bool has(const std::string& ability) const { return keys_.contains(ability); }
   void set(const std::string& ability, std::string key);
+  /// Sets a key for this process only, which key() returns before a stored one and save()
+  /// never writes: a workspace server's key expanded from the environment.
+  void setTransient(const std::string& ability, std::string key);
   /// Returns false when there was no key to remove.
   bool remove(const std::string& ability);
 
@@ -38,6 +41,7 @@ class Secrets {
 
  private:
   std::map<std::string, std::string> keys_;
+  std::map<std::string, std::string> transient_;
 };
 
 }  // namespace kaja::core

@@ -21,6 +21,7 @@ struct RunOptions {
   std::string input;            ///< fed on stdin
   double timeoutSeconds = 120;  ///< then the program's process group is killed
   bool ownProcessGroup = true;  ///< start it as the leader of a new process group
+  std::string workingDir;       ///< where it starts; "" for the test's own folder
 };
 
 /// Runs `argv` (argv[0] absolute) with exactly `env` ("NAME=value" strings), feeding it

@@ -1,0 +1,188 @@
+// A workspace's .mcp.json as a layer: read live from the folder kaja runs in (or one above
+// it), its servers off until `kaja enable`, which is kept in kaja's data and never in the
+// workspace; a server of the file never runs unasked and never takes an ability's place.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/cli/cli_edit_fixture.h"
+#include "tests/core/mcp/test_servers.h"
+
+namespace kaja::testing {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+class WorkspaceCliTest : public ::testing::Test, public CliEditFixture {
+ protected:
+  WorkspaceCliTest() {
+    project_ = root_.path() + "/home/project";
+    fs::create_directories(project_ + "/src/deep");
+  }
+
+  // Runs kaja in `dir` (the project's subfolder by default) with `extra` in its environment.
+  CommandResult kajaIn(const std::vector<std::string>& args,
+                       const std::vector<std::string>& extra = {}, std::string dir = "",
+                       const std::string& input = "") {
+    std::vector<std::string> argv = {std::string(KAJA_BIN_DIR) + "/kaja"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<std::string> environment = env();
+    environment.insert(environment.end(), extra.begin(), extra.end());
+    RunOptions options;
+    options.timeoutSeconds = 60;
+    options.input = input;
+    options.workingDir = dir.empty() ? project_ + "/src/deep" : dir;
+    return runCommandWith(argv, environment, options);
+  }
+
+  void writeMcpJson(const json& servers) {
+    root_.write("home/project/.mcp.json", json({{"mcpServers", servers}}).dump(2));
+  }
+
+  json abilities(const std::vector<std::string>& extra = {}) {
+    auto result = kajaIn({"abilities", "--json"}, extra);
+    EXPECT_EQ(result.exitCode, 0) << result.err;
+    return json::parse(result.out, nullptr, false);
+  }
+
+  static const json* row(const json& rows, const std::string& name) {
+    for (const auto& item : rows) {
+      if (item.value("name", "") == name) return &item;
+    }
+    return nullptr;
+  }
+
+  // A stdio server entry that runs server-everything, and first leaves `marker` behind, so
+  // a test can tell whether anything started it.
+  json everythingEntry(const std::string& marker) {
+    std::string script = root_.writeScript(
+        "bin/everything-" + marker, "touch '" + root_.path() + "/started-" + marker + "'\nexec '" +
+                                        nodePath() + "' '" + npmServerScript("server-everything") +
+                                        "' stdio\n");
+    return {{"command", script}, {"args", json::array()}, {"env", json::object()}};
+  }
+
+  bool started(const std::string& marker) const {
+    return fs::exists(root_.path() + "/started-" + marker);
+  }
+
+  std::string project_;
+};
+
+TEST_F(WorkspaceCliTest, AServerIsOffUntilEnabledThenConnects) {
+  // The shape of Claude Code's documented project file.
+  writeMcpJson({{"shared-server", everythingEntry("a")}});
+  const auto files = snapshot();
+
+  json rows = abilities();
+  const json* server = row(rows, "shared-server");
+  ASSERT_NE(server, nullptr) << rows.dump();
+  EXPECT_EQ((*server)["source"], "workspace");
+  EXPECT_EQ((*server)["state"], "off");
+  EXPECT_EQ((*server)["manifest"], project_ + "/.mcp.json");
+
+  // Nothing starts it unasked: not doctor, not tools, not a call.
+  auto doctor = kajaIn({"doctor", "--json"});
+  EXPECT_NE(doctor.out.find("kaja enable shared-server"), std::string::npos) << doctor.out;
+  auto tools = kajaIn({"tools", "shared-server"});
+  EXPECT_NE(tools.exitCode, 0);
+  auto call = kajaIn({"call", "shared-server", "echo", "{\"message\":\"hi\"}"});
+  EXPECT_EQ(call.exitCode, 3) << call.err;
+  EXPECT_FALSE(started("a"));
+
+  auto enabled = kajaIn({"enable", "shared-server"});
+  ASSERT_EQ(enabled.exitCode, 0) << enabled.err;
+  EXPECT_EQ(snapshot(), files) << "neither the workspace nor a persona changed";
+  json state = json::parse(readFile(root_.path() + "/data/kaja/workspaces.json"));
+  EXPECT_EQ(state[project_]["enabled"], json::array({"shared-server"}));
+
+  auto echoed = kajaIn({"call", "shared-server", "echo", "{\"message\":\"from the workspace\"}"});
+  EXPECT_EQ(echoed.exitCode, 0) << echoed.err;
+  EXPECT_NE(echoed.out.find("from the workspace"), std::string::npos) << echoed.out;
+  EXPECT_TRUE(started("a"));
+
+  // Elsewhere the file does not apply, and the same name is unknown.
+  auto elsewhere = kajaIn({"abilities", "--json"}, {}, root_.path());
+  EXPECT_EQ(elsewhere.out.find("shared-server"), std::string::npos);
+
+  ASSERT_EQ(kajaIn({"disable", "shared-server"}).exitCode, 0);
+  EXPECT_EQ((*row(abilities(), "shared-server"))["state"], "off");
+}
+
+TEST_F(WorkspaceCliTest, ExpandsVariablesAsClaudeCodeDoes) {
+  // Claude Code's documented example of expansion, pointed at this machine.
+  writeMcpJson({{"api-server",
+                 {{"type", "http"},
+                  {"url", "${API_BASE_URL:-https://api.example.com}/mcp"},
+                  {"headers", {{"Authorization", "Bearer ${API_KEY}"}}}}},
+                {"defaulted", {{"command", "/bin/cat"}, {"args", {"${MISSING:-fallback}"}}}}});
+  json unset = abilities();
+  const json* api = row(unset, "api-server");
+  ASSERT_NE(api, nullptr);
+  EXPECT_EQ((*api)["state"], "broken");
+  EXPECT_NE((*api)["reason"].get<std::string>().find("${API_KEY}, which is not set"),
+            std::string::npos)
+      << api->dump();
+  EXPECT_NE((*row(unset, "defaulted"))["runs"].get<std::string>().find("fallback"),
+            std::string::npos);
+
+  json set = abilities({"API_BASE_URL=http://127.0.0.1:9", "API_KEY=sekrit-value-42"});
+  api = row(set, "api-server");
+  ASSERT_NE(api, nullptr);
+  EXPECT_EQ((*api)["runs"], "http://127.0.0.1:9/mcp") << api->dump();
+  EXPECT_EQ(set.dump().find("sekrit-value-42"), std::string::npos) << "no key in --json";
+
+  // A key from the workspace lives in this process only: saving another key keeps it out.
+  auto stored = kajaIn({"key", "set", "echo"}, {"API_KEY=sekrit-value-42"}, "", "echo-key\n");
+  EXPECT_EQ(stored.exitCode, 0) << stored.err;
+  EXPECT_EQ(readFile(secretsFile()).find("sekrit-value-42"), std::string::npos);
+  EXPECT_NE(readFile(secretsFile()).find("echo-key"), std::string::npos);
+}
+
+TEST_F(WorkspaceCliTest, NeverTakesAnAbilitysPlaceAndRefusesWhatItCannotUse) {
+  writeMcpJson({{"echo", everythingEntry("shadow")},
+                {"climber", {{"command", "../bin/x"}}},
+                {"not a name", {{"command", "/bin/cat"}}},
+                {"fine", {{"command", "/bin/cat"}}}});
+  auto result = kajaIn({"abilities", "--json"});
+  ASSERT_EQ(result.exitCode, 0) << result.err;
+  json rows = json::parse(result.out);
+  EXPECT_EQ((*row(rows, "echo"))["source"], "shipped") << "the shipped echo stays";
+  EXPECT_NE(result.err.find("a workspace never takes an ability's place"), std::string::npos)
+      << result.err;
+  EXPECT_EQ((*row(rows, "climber"))["state"], "broken");
+  EXPECT_NE((*row(rows, "climber"))["reason"].get<std::string>().find(".."), std::string::npos);
+  EXPECT_NE(result.err.find("\"not a name\" is not used"), std::string::npos) << result.err;
+  EXPECT_EQ((*row(rows, "fine"))["state"], "off");
+
+  auto refused = kajaIn({"enable", "climber"});
+  EXPECT_EQ(refused.exitCode, 2) << refused.err;
+  EXPECT_FALSE(fs::exists(root_.path() + "/data/kaja/workspaces.json"));
+  EXPECT_FALSE(started("shadow"));
+}
+
+TEST_F(WorkspaceCliTest, ABrokenFileIsAWarningAndEverythingElseWorks) {
+  root_.write("home/project/.mcp.json", "{\"mcpServers\": {\"a\": {\"command\": \"/bin/cat\",}");
+  auto result = kajaIn({"abilities", "--json"});
+  EXPECT_EQ(result.exitCode, 0) << result.err;
+  EXPECT_NE(result.err.find(".mcp.json"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("line 1"), std::string::npos) << result.err;
+  EXPECT_NE(row(json::parse(result.out), "echo"), nullptr);
+
+  root_.write("home/project/.mcp.json", "[1, 2]");
+  auto shape = kajaIn({"abilities"});
+  EXPECT_EQ(shape.exitCode, 0);
+  EXPECT_NE(shape.err.find("holds no \"mcpServers\" object"), std::string::npos) << shape.err;
+
+  // KAJA_WORKSPACE=none turns workspaces off.
+  writeMcpJson({{"fine", {{"command", "/bin/cat"}}}});
+  EXPECT_NE(row(abilities(), "fine"), nullptr);
+  EXPECT_EQ(row(abilities({"KAJA_WORKSPACE=none"}), "fine"), nullptr);
+}
+
+}  // namespace
+}  // namespace kaja::testing
