@@ -69,6 +69,11 @@ core::Result<msync::PublicKey> readPublicKey(const std::string& given) {
 
 void printSynced(const msync::MarketplaceEntry& entry, const msync::SyncReport& report,
                  bool asJson) {
+  for (const auto& name : report.droppedKeys) {
+    printWarning("the new copy of " + entry.name + " moves " + name +
+                 " to another url, so its stored key was removed; `kaja key set " + name +
+                 "` stores one for the new server");
+  }
   if (asJson) {
     std::printf("%s\n", jsonText({{"name", entry.name},
                                   {"changed", !report.unchanged},
@@ -215,7 +220,8 @@ int syncAll(const core::Paths& paths, const ParsedArgs& parsed) {
     if (parsed.has("--json")) {
       results.push_back({{"name", entry->name},
                          {"changed", !report->unchanged},
-                         {"live", generationJson(report->live)}});
+                         {"live", generationJson(report->live)},
+                         {"droppedKeys", report->droppedKeys}});
     } else {
       printSynced(*entry, *report, false);
     }

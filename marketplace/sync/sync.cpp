@@ -14,6 +14,7 @@
 #include <set>
 #include <vector>
 
+#include "core/manifest/secrets.h"
 #include "core/util/sys.h"
 #include "core/util/unique_fd.h"
 #include "marketplace/catalog.h"
@@ -244,6 +245,27 @@ core::Result<std::pair<std::size_t, std::size_t>> loadLayer(const std::string& r
   return std::pair{catalog.abilities().size(), catalog.personas().size()};
 }
 
+// Removes the stored key of every ability whose url differs between the layers at `before`
+// and `after`: a key given for one server must not reach another (V6).
+std::vector<std::string> dropMovedKeys(const core::Paths& paths, const std::string& before,
+                                       const std::string& after) {
+  Catalog old = Catalog::loadLayers({{before, LayerKind::kMarketplace, ""}});
+  Catalog now = Catalog::loadLayers({{after, LayerKind::kMarketplace, ""}});
+  auto secrets = core::Secrets::load(paths.secretsFile);
+  if (!secrets) return {};
+  std::vector<std::string> dropped;
+  for (const auto& record : now.abilities()) {
+    const core::Ability* was = old.findAbility(record.name);
+    if (was == nullptr || !record.ability || was->url == record.ability->url) continue;
+    // The user's own ability of that name is what runs, and its key is the user's to keep.
+    std::error_code ec;
+    if (fs::exists(paths.userMarketplace + "/abilities/" + record.name + "/mcp.toml", ec)) continue;
+    if (secrets->remove(record.name)) dropped.push_back(record.name);
+  }
+  if (!dropped.empty() && !secrets->save(paths.secretsFile)) return {};
+  return dropped;
+}
+
 }  // namespace
 
 MarketplaceState marketplaceState(const core::Paths& paths, const std::string& name) {
@@ -365,6 +387,8 @@ core::Result<SyncReport> syncMarketplace(const core::Paths& paths, const Marketp
     return failAt("switch", pointed.error());
   }
   cleanup.path.clear();
+  if (!oldLive.empty())
+    report.droppedKeys = dropMovedKeys(paths, dir + "/" + oldLive, dir + "/live");
   if (!oldLive.empty()) {
     // Keeping the old copy for rollback is not the sync itself: the new one is live even
     // if this fails, and the next sync sweeps what is left.

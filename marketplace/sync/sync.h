@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.h"
 #include "core/paths.h"
@@ -45,6 +46,9 @@ struct SyncReport {
   Generation live;
   bool unchanged = false;  ///< the archive was the one already live; nothing moved
   UnpackStats unpacked;
+  /// Abilities whose `url` the new copy changed, and whose stored key was removed so it is
+  /// never sent to the new address (V6).
+  std::vector<std::string> droppedKeys;
 };
 
 /// Syncs `entry`: fetches the archive, checks its pin and its signature (each that the
@@ -52,7 +56,8 @@ struct SyncReport {
 /// layer (at the archive's root or under its one top folder), loads every ability and
 /// persona in it, and only then makes it live with one rename, keeping the copy that was
 /// live for rollback. A failure at any step leaves the marketplace as it was; the error
-/// names the marketplace and the step ("… failed at verify: …").
+/// names the marketplace and the step ("… failed at verify: …"). An ability whose `url`
+/// changed loses its stored key (in `paths.secretsFile`) once the new copy is live.
 core::Result<SyncReport> syncMarketplace(const core::Paths& paths, const MarketplaceEntry& entry,
                                          const SyncOptions& options = {});
 

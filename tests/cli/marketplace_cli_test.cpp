@@ -287,6 +287,31 @@ TEST_F(MarketplaceCliTest, OnlyTheUsersOwnLayerRelaxesARuleAndItWinsOverTheMarke
   EXPECT_EQ((*find(rows, "mine"))["source"], "user");
 }
 
+TEST_F(MarketplaceCliTest, AnAbilityMovedToAnotherUrlLosesItsStoredKey) {
+  auto remote = [](const std::string& url) {
+    return "transport = \"http\"\nurl = \"" + url +
+           "\"\nauth = { type = \"apiKey\", in = \"header\", name = \"Authorization\", prefix = "
+           "\"Bearer \" }\n";
+  };
+  std::string v1 = buildArchive({{"abilities/remote/mcp.toml", remote("https://one.example/mcp")},
+                                 {"abilities/steady/mcp.toml", remote("https://two.example/mcp")}});
+  ASSERT_EQ(
+      kaja({"marketplace", "add", "team", serve("m.tar.gz", v1), "--sha256", hex(v1)}).exitCode, 0);
+  ASSERT_EQ(kaja({"key", "set", "remote"}, "key-for-one\n").exitCode, 0);
+  ASSERT_EQ(kaja({"key", "set", "steady"}, "key-for-two\n").exitCode, 0);
+
+  std::string v2 =
+      buildArchive({{"abilities/remote/mcp.toml", remote("https://elsewhere.example/mcp")},
+                    {"abilities/steady/mcp.toml", remote("https://two.example/mcp")}});
+  serve("m.tar.gz", v2);
+  auto moved = kaja({"marketplace", "sync", "team", "--sha256", hex(v2)});
+  ASSERT_EQ(moved.exitCode, 0) << moved.err;
+  EXPECT_NE(moved.err.find("moves remote to another url"), std::string::npos) << moved.err;
+  std::string secrets = readFile(secretsFile());
+  EXPECT_EQ(secrets.find("key-for-one"), std::string::npos) << "never sent to the new server";
+  EXPECT_NE(secrets.find("key-for-two"), std::string::npos) << "an unmoved ability keeps its key";
+}
+
 TEST_F(MarketplaceCliTest, ABrokenListIsAnErrorThatNamesItsLine) {
   root_.write("config/kaja/marketplaces.toml",
               "[[marketplace]]\nname = \"team\"\nsource = \"https://example.invalid/m.tar.gz\"\n"
