@@ -288,6 +288,28 @@ constexpr Command kCommands[] = {
      "  --signature S      where the signature is, if not SOURCE.sig\n"
      "  --json             print objects instead of lines\n",
      runMarketplace},
+    {"find", "find WORD [--json] [--limit N] [--registry URL] [--npm-registry URL]",
+     "search the official MCP registry for servers to add",
+     "Searches the official MCP registry (registry.modelcontextprotocol.io) for servers\n"
+     "whose name or description holds WORD as a whole word (weather finds weather-mcp, not\n"
+     "weatherly), and prints one row each: the short name kaja would give it, where it\n"
+     "was found, what it runs (npm, pypi, oci package or remote URL), the secrets it asks\n"
+     "for, and its description, quoted as the server's own words on one line. A description\n"
+     "that reads like instructions to a model is withheld. A short name that is reserved\n"
+     "or already an ability gets -HEX6 from the SHA-256 of the full name, the same each run.\n\n"
+     "When the registry cannot be reached, answers an error, or sends more than 4 MB or\n"
+     "something malformed, kaja searches npm instead (packages that call themselves MCP)\n"
+     "and warns that those hits are NOT verified. Nothing found is installed.\n\n"
+     "Exit status: 0 with or without hits, 1 when the answers were malformed, 4 when\n"
+     "neither registry could be reached.\n\n"
+     "Options:\n"
+     "  --json              print an array of objects (name, fullName, source, verified,\n"
+     "                      version, status, description, withheld, findings, runs,\n"
+     "                      secrets)\n"
+     "  --limit N           show at most N servers (default 20, at most 100)\n"
+     "  --registry URL      the MCP registry to search (or KAJA_REGISTRY_URL)\n"
+     "  --npm-registry URL  the npm registry to fall back to (or KAJA_NPM_REGISTRY_URL)\n",
+     runFind},
     {"get", "get NAME [--json]", "show one ability: manifest, layer, runner and state",
      "Prints where NAME's manifest lives, whether it is shipped or your own (and whether\n"
      "yours replaces a shipped one), its state and runner here as kaja abilities shows\n"

@@ -26,7 +26,7 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 namespace msync = marketplace::sync;
 
-constexpr std::size_t kMaxKeyFileBytes = 16 * 1024;
+constexpr std::size_t kMaxKeyFileBytes = std::size_t{16} << 10;
 
 json generationJson(const std::optional<msync::Generation>& generation) {
   if (!generation) return nullptr;

@@ -16,7 +16,7 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-constexpr std::size_t kMaxWorkspaceFileBytes = 4 * 1024 * 1024;
+constexpr std::size_t kMaxWorkspaceFileBytes = std::size_t{4} << 20;
 constexpr const char* kFileName = ".mcp.json";
 
 bool isVariableName(std::string_view name) {

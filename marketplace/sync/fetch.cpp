@@ -2,6 +2,7 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 
@@ -30,7 +31,8 @@ struct Response {
   std::string body;
 };
 
-core::Result<Response> fetchOnce(const net::Url& url, const FetchLimits& limits) {
+core::Result<Response> fetchOnce(const net::Url& url, const FetchLimits& limits,
+                                 const HttpGet& get) {
   boost::asio::io_context io;
   net::HttpWorker worker(io, net::AddressPolicy{.allowPrivate = true});
   net::HttpRequest request;
@@ -38,23 +40,33 @@ core::Result<Response> fetchOnce(const net::Url& url, const FetchLimits& limits)
   request.timeout = limits.timeout;
   request.totalTimeout = limits.timeout;
   request.maxBodyBytes = limits.maxBytes;
-  request.headers.emplace_back("Accept", "application/octet-stream, */*");
+  request.headers.emplace_back("Accept", get.accept);
   request.headers.emplace_back("User-Agent", "kaja/" KAJA_VERSION);
   Response response;
   std::optional<core::Result<void>> done;
+  std::uint64_t id = 0;
   net::HttpHandlers handlers;
   handlers.onHead = [&](const net::HttpHead& head) {
     response.status = head.status;
     response.location = head.header("location");
   };
   handlers.onBody = [&](std::string_view chunk) {
-    // A redirect's or an error's body is not the archive; keep only a 200's.
-    if (response.status == 200) response.body.append(chunk);
+    // A redirect's or an error's body is not what was asked for; keep only a 200's.
+    if (response.status != 200 || done) return;
+    // The worker does not bound an event stream's body, so the bound is kept here too.
+    if (response.body.size() + chunk.size() > limits.maxBytes) {
+      worker.cancel(id);
+      done = core::fail(ErrorCode::kProtocol,
+                        "the response was larger than " +
+                            std::to_string(limits.maxBytes / (1024UL * 1024)) + " MB");
+      return;
+    }
+    response.body.append(chunk);
   };
   handlers.onDone = [&](core::Result<void> result) { done = std::move(result); };
   // The worker posts from its own thread, so the io_context must not run out of work.
   auto work = boost::asio::make_work_guard(io);
-  worker.start(std::move(request), std::move(handlers));
+  id = worker.start(std::move(request), std::move(handlers));
   while (!done && io.run_one() > 0) {
   }
   work.reset();
@@ -111,10 +123,15 @@ core::Result<std::string> fetchSource(const std::string& source, const FetchLimi
     }
     return bytes;
   }
-  auto url = net::parseUrl(source);
+  return fetchUrl(source, limits);
+}
+
+core::Result<std::string> fetchUrl(const std::string& address, const FetchLimits& limits,
+                                   const HttpGet& get) {
+  auto url = net::parseUrl(address);
   if (!url) return std::unexpected(url.error());
   for (int hop = 0;; ++hop) {
-    auto response = fetchOnce(*url, limits);
+    auto response = fetchOnce(*url, limits, get);
     if (!response) return std::unexpected(response.error());
     if (response->status == 200) return std::move(response->body);
     bool redirect = response->status == 301 || response->status == 302 || response->status == 303 ||
@@ -123,7 +140,7 @@ core::Result<std::string> fetchSource(const std::string& source, const FetchLimi
       if (hop >= limits.maxRedirects) {
         return core::fail(ErrorCode::kProtocol, url->text + " redirected more than " +
                                                     std::to_string(limits.maxRedirects) +
-                                                    " times; give the archive's final URL");
+                                                    " times; give the final URL of " + get.what);
       }
       auto next = net::resolveUrl(*url, response->location);
       if (!next) return std::unexpected(next.error());
@@ -139,8 +156,8 @@ core::Result<std::string> fetchSource(const std::string& source, const FetchLimi
       return core::fail(ErrorCode::kNotFound, url->text + " answered 404: nothing is there");
     }
     return core::fail(ErrorCode::kProtocol, url->text + " answered HTTP " +
-                                                std::to_string(response->status) +
-                                                " instead of the archive");
+                                                std::to_string(response->status) + " instead of " +
+                                                get.what);
   }
 }
 

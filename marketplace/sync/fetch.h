@@ -33,4 +33,17 @@ struct FetchLimits {
 /// status or a body over `limits.maxBytes`.
 core::Result<std::string> fetchSource(const std::string& source, const FetchLimits& limits = {});
 
+/// What fetchUrl asks for, and how its errors name what was fetched.
+struct HttpGet {
+  std::string accept = "application/octet-stream, */*";  ///< the Accept header
+  std::string what = "the archive";  ///< e.g. "the registry's answer", in errors
+};
+
+/// Returns the body of a 200 answer to a GET of `url` (an absolute http(s) URL), fetched as
+/// fetchSource fetches a URL: through the address guard for a source the user configured,
+/// with the same redirect rules and errors. A body over `limits.maxBytes` fails with
+/// kProtocol, whatever its content type.
+core::Result<std::string> fetchUrl(const std::string& url, const FetchLimits& limits = {},
+                                   const HttpGet& get = {});
+
 }  // namespace kaja::marketplace::sync

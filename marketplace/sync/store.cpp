@@ -104,7 +104,7 @@ bool isValidMarketplaceName(const std::string& name) {
 core::Result<MarketplaceList> loadMarketplaceList(const core::Paths& paths) {
   MarketplaceList list;
   list.file = paths.configDir + "/marketplaces.toml";
-  auto text = core::readRegularFile(list.file, 1024 * 1024, list.file);
+  auto text = core::readRegularFile(list.file, std::size_t{1} << 20, list.file);
   if (!text) {
     if (text.error().code == ErrorCode::kNotFound) return list;
     core::Error error = text.error();
