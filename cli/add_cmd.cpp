@@ -162,6 +162,9 @@ int installDraft(const core::AbilityDraft& draft, bool force) {
   auto context = Context::load();
   if (!context) return reportError(context.error());
   const marketplace::AbilityRecord* existing = context->catalog.findAbilityRecord(draft.name);
+  if (existing != nullptr && existing->layer == marketplace::LayerKind::kWorkspace) {
+    existing = nullptr;  // the workspace's server: an ability of the user's own takes its name
+  }
   if (existing != nullptr && !force) {
     printError("an ability named \"" + draft.name + "\" already exists (" +
                (existing->shipped ? "shipped with kaja" : "your own") + ", in " + existing->dir +
@@ -176,7 +179,7 @@ int installDraft(const core::AbilityDraft& draft, bool force) {
   const std::string& secretsFile = context->paths.secretsFile;
   auto saveKey = [&]() -> core::Result<void> {
     if (!plan->key) return {};
-    secrets.set(draft.name, *plan->key);
+    secrets.setFor(plan->ability, *plan->key);
     return secrets.save(secretsFile);
   };
   auto written = core::writeAbilityManifest(context->paths.userMarketplace + "/abilities",

@@ -81,6 +81,18 @@ core::Result<Context> Context::load() {
   Context context{std::move(*paths), std::move(*catalog), std::move(*secrets), std::move(*config),
                   ""};
   context.loadWorkspace();
+  // A key stored for one server is never sent to another (V6): not when a marketplace's
+  // ability of the same name takes the place of the one it was given for, nor after a sync
+  // or a rollback moved it.
+  for (const auto& record : context.catalog.abilities()) {
+    if (record.ability && context.secrets.withholdMoved(*record.ability)) {
+      printWarning("the key stored for " + record.name + " was given for " +
+                   oneLine(context.secrets.target(record.name).value_or("")) + ", and " +
+                   record.name + " now reaches " + oneLine(core::keyTarget(*record.ability)) +
+                   ", so kaja does not send it; `kaja key set " + record.name +
+                   "` stores one for it");
+    }
+  }
   return context;
 }
 

@@ -291,7 +291,11 @@ void offerKeys(Context& context, const std::vector<DoctorRow>& rows) {
       printError(ok.error());
       continue;
     }
-    context.secrets.set(row.name, key);
+    if (const core::Ability* ability = context.catalog.findAbility(row.name)) {
+      context.secrets.setFor(*ability, key);
+    } else {
+      context.secrets.set(row.name, key);
+    }
     if (auto saved = context.secrets.save(context.paths.secretsFile); !saved) {
       printError(saved.error());
       return;

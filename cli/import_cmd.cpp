@@ -219,7 +219,10 @@ std::vector<Outcome> planAll(std::vector<FoundServer> servers, const Context& co
       continue;
     }
     taken.emplace(out.ability, outcomes.size() - 1);
-    if (context.catalog.findAbilityRecord(out.ability) != nullptr && !force) {
+    // A server of the workspace's own .mcp.json is no ability to keep: importing it is the
+    // way to make it one.
+    const marketplace::AbilityRecord* existing = context.catalog.findAbilityRecord(out.ability);
+    if (existing != nullptr && existing->layer != marketplace::LayerKind::kWorkspace && !force) {
       out.reason =
           "an ability named \"" + out.ability + "\" already exists; use --force to replace it.";
       continue;

@@ -29,7 +29,11 @@ int keySet(Context& context, const std::string& name) {
     printError(ok.error());
     return kExitUsage;
   }
-  context.secrets.set(name, std::move(key));
+  if (record->ability) {
+    context.secrets.setFor(*record->ability, std::move(key));
+  } else {
+    context.secrets.set(name, std::move(key));
+  }
   if (auto saved = context.secrets.save(context.paths.secretsFile); !saved) {
     printError(saved.error());
     return kExitFailed;

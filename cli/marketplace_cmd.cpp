@@ -96,6 +96,8 @@ int add(const core::Paths& paths, const ParsedArgs& parsed) {
     printError("kaja marketplace add takes NAME and SOURCE (an https URL or an archive's path)");
     return kExitUsage;
   }
+  auto lock = msync::ListLock::take(paths);
+  if (!lock) return reportError(lock.error());
   auto list = msync::loadMarketplaceList(paths);
   if (!list) return reportError(list.error());
   msync::MarketplaceEntry entry;
@@ -168,6 +170,8 @@ int syncAll(const core::Paths& paths, const ParsedArgs& parsed) {
     printError("kaja marketplace sync takes at most one NAME");
     return kExitUsage;
   }
+  auto lock = msync::ListLock::take(paths);
+  if (!lock) return reportError(lock.error());
   auto list = msync::loadMarketplaceList(paths);
   if (!list) return reportError(list.error());
   std::vector<msync::MarketplaceEntry*> chosen;
@@ -297,6 +301,8 @@ int removeOne(const core::Paths& paths, const ParsedArgs& parsed) {
     printError("kaja marketplace rm takes the NAME of one marketplace");
     return kExitUsage;
   }
+  auto lock = msync::ListLock::take(paths);
+  if (!lock) return reportError(lock.error());
   auto list = msync::loadMarketplaceList(paths);
   if (!list) return reportError(list.error());
   const std::string& name = parsed.positional[1];

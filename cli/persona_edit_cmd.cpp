@@ -210,7 +210,8 @@ int inWorkspace(const Context& context, const marketplace::AbilityRecord& record
               context.workspaceDir + "; nothing was changed");
     return kExitOk;
   }
-  if (auto saved = setEnabledInWorkspace(context.paths, context.workspaceDir, record.name, enable);
+  if (auto saved = setEnabledInWorkspace(context.paths, context.workspaceDir, record.name,
+                                         record.fingerprint, enable);
       !saved) {
     return reportError(saved.error());
   }

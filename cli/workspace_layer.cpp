@@ -9,6 +9,7 @@
 #include "core/manifest/manifest_writer.h"
 #include "core/util/quote.h"
 #include "core/util/sys.h"
+#include "marketplace/sync/verify.h"
 
 namespace kaja::cli {
 namespace {
@@ -121,7 +122,7 @@ std::optional<std::string> findWorkspace(const std::string& cwd, const std::stri
 }
 
 Workspace readWorkspace(const std::string& dir, const EnvLookup& env,
-                        const std::set<std::string>& enabled, core::Secrets& secrets) {
+                        const std::map<std::string, std::string>& enabled, core::Secrets& secrets) {
   Workspace workspace;
   workspace.dir = dir;
   workspace.file = (fs::path(dir) / kFileName).string();
@@ -185,7 +186,18 @@ Workspace readWorkspace(const std::string& dir, const EnvLookup& env,
     record.name = name;
     record.dir = dir;
     record.layer = marketplace::LayerKind::kWorkspace;
-    record.enabled = enabled.contains(name);
+    // The entry as written, so a changed variable's value does not turn it off, but a
+    // changed command, argument or url does.
+    record.fingerprint = marketplace::sync::sha256Hex(entry.dump());
+    if (auto on = enabled.find(name); on != enabled.end()) {
+      record.enabled = on->second == record.fingerprint;
+      if (!record.enabled) {
+        record.notes.push_back(name + " changed in " + shown +
+                               " since you turned it on, so it is off again; look at it, then "
+                               "`kaja enable " +
+                               name + "` turns it on as it is now");
+      }
+    }
     plan->ability.manifestPath = workspace.file;
     if (plan->key) secrets.setTransient(name, *plan->key);
     record.ability = std::move(plan->ability);
@@ -194,24 +206,26 @@ Workspace readWorkspace(const std::string& dir, const EnvLookup& env,
   return workspace;
 }
 
-std::set<std::string> enabledInWorkspace(const core::Paths& paths, const std::string& dir) {
+std::map<std::string, std::string> enabledInWorkspace(const core::Paths& paths,
+                                                      const std::string& dir) {
   json state = readState(paths);
-  std::set<std::string> out;
+  std::map<std::string, std::string> out;
   if (!state.contains(dir) || !state[dir].is_object()) return out;
-  const json& list = state[dir].value("enabled", json::array());
-  if (!list.is_array()) return out;
-  for (const auto& name : list) {
-    if (name.is_string()) out.insert(name.get<std::string>());
+  const json& on = state[dir].value("enabled", json::object());
+  if (!on.is_object()) return out;
+  for (const auto& [name, fingerprint] : on.items()) {
+    if (fingerprint.is_string()) out[name] = fingerprint.get<std::string>();
   }
   return out;
 }
 
 core::Result<void> setEnabledInWorkspace(const core::Paths& paths, const std::string& dir,
-                                         const std::string& name, bool on) {
+                                         const std::string& name, const std::string& fingerprint,
+                                         bool on) {
   json state = readState(paths);
-  std::set<std::string> names = enabledInWorkspace(paths, dir);
+  std::map<std::string, std::string> names = enabledInWorkspace(paths, dir);
   if (on) {
-    names.insert(name);
+    names[name] = fingerprint;
   } else {
     names.erase(name);
   }

@@ -5,6 +5,7 @@
 // for that folder. What is on is kept in kaja's data folder, keyed by the workspace's path,
 // never in the workspace's own files.
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -45,15 +46,21 @@ std::optional<std::string> findWorkspace(const std::string& cwd, const std::stri
 /// Reads `<dir>/.mcp.json`. A file that cannot be used (not JSON, no object of servers) is
 /// one warning and no records; a server that cannot be used (a bad field, an unset
 /// variable, `..` in its command) is a broken record. Keys the servers' env or headers
-/// carry are put into `secrets` for this process only. `enabled` names the servers on.
+/// carry are put into `secrets` for this process only. `enabled` maps the servers turned on
+/// to the fingerprint of the entry they were turned on for: a server whose entry changed
+/// since (a pull that swapped its command) is off again, with a note saying so.
 Workspace readWorkspace(const std::string& dir, const EnvLookup& env,
-                        const std::set<std::string>& enabled, core::Secrets& secrets);
+                        const std::map<std::string, std::string>& enabled, core::Secrets& secrets);
 
-/// Returns the servers `kaja enable` turned on in workspace `dir`.
-std::set<std::string> enabledInWorkspace(const core::Paths& paths, const std::string& dir);
+/// Returns the servers `kaja enable` turned on in workspace `dir`, each with the
+/// fingerprint of its entry then.
+std::map<std::string, std::string> enabledInWorkspace(const core::Paths& paths,
+                                                      const std::string& dir);
 
-/// Turns server `name` on or off in workspace `dir`, in `<dataDir>/workspaces.json`.
+/// Turns server `name` on (for the entry of `fingerprint`) or off in workspace `dir`, in
+/// `<dataDir>/workspaces.json`.
 core::Result<void> setEnabledInWorkspace(const core::Paths& paths, const std::string& dir,
-                                         const std::string& name, bool on);
+                                         const std::string& name, const std::string& fingerprint,
+                                         bool on);
 
 }  // namespace kaja::cli

@@ -39,8 +39,11 @@ struct AbilityRecord {
   std::string marketplace;               ///< the synced marketplace's name, for kMarketplace
   std::optional<core::Ability> ability;  ///< set when the manifest loaded
   core::Error error;                     ///< why it is broken, when `ability` is empty
-  /// For kWorkspace: whether `kaja enable` turned it on in this workspace.
+  /// For kWorkspace: whether `kaja enable` turned it on in this workspace, for exactly the
+  /// entry it has now.
   bool enabled = false;
+  /// For kWorkspace: the SHA-256 of its `.mcp.json` entry, which an enable is kept for.
+  std::string fingerprint;
   /// What kaja did not take from the manifest, one sentence each: a relaxation that only
   /// the user's own layer may make.
   std::vector<std::string> notes;

@@ -69,7 +69,13 @@ Result<Secrets> Secrets::load(const std::string& file) {
                                              std::string(describeType(section.type)) + "."));
     }
     FieldReader reader(section, file, where);
-    if (auto ok = reader.onlyKeys({"api_key"}); !ok) return std::unexpected(ok.error());
+    if (auto ok = reader.onlyKeys({"api_key", "for"}); !ok) return std::unexpected(ok.error());
+    if (const TomlValue* target = reader.get("for"); target != nullptr) {
+      if (target->type != TomlValue::Type::kString) {
+        return std::unexpected(reader.errorAt(*target, "for", "must be a string."));
+      }
+      secrets.targets_[name] = target->text;
+    }
     const TomlValue* key = reader.get("api_key");
     if (key == nullptr) continue;
     if (key->type != TomlValue::Type::kString) {
@@ -91,18 +97,68 @@ Result<Secrets> Secrets::load(const std::string& file) {
 
 std::optional<std::string> Secrets::key(const std::string& ability) const {
   if (auto held = transient_.find(ability); held != transient_.end()) return held->second;
+  if (withheld_.contains(ability)) return std::nullopt;
   auto it = keys_.find(ability);
   if (it == keys_.end()) return std::nullopt;
   return it->second;
 }
 
-void Secrets::set(const std::string& ability, std::string key) { keys_[ability] = std::move(key); }
+void Secrets::set(const std::string& ability, std::string key) {
+  withheld_.erase(ability);
+  targets_.erase(ability);
+  keys_[ability] = std::move(key);
+}
 
 void Secrets::setTransient(const std::string& ability, std::string key) {
   transient_[ability] = std::move(key);
 }
 
-bool Secrets::remove(const std::string& ability) { return keys_.erase(ability) > 0; }
+bool Secrets::remove(const std::string& ability) {
+  targets_.erase(ability);
+  return keys_.erase(ability) > 0;
+}
+
+void Secrets::setFor(const Ability& ability, std::string key) {
+  withheld_.erase(ability.name);
+  keys_[ability.name] = std::move(key);
+  targets_[ability.name] = keyTarget(ability);
+}
+
+std::optional<std::string> Secrets::target(const std::string& ability) const {
+  auto it = targets_.find(ability);
+  if (it == targets_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool Secrets::withholdMoved(const Ability& ability) {
+  auto it = targets_.find(ability.name);
+  if (it == targets_.end() || !keys_.contains(ability.name) || it->second == keyTarget(ability)) {
+    return false;
+  }
+  // Kept in the file (a sync may move it back; `kaja key set` replaces it), only not sent.
+  withheld_.insert(ability.name);
+  return true;
+}
+
+std::string keyTarget(const Ability& ability) {
+  if (ability.isRemote()) return ability.url.value_or("");
+  auto unversioned = [](const std::string& spec) {
+    // "@scope/name@1.2.3" and "name@1.2.3": the last '@' after the first character.
+    size_t at = spec.rfind('@');
+    return at == std::string::npos || at == 0 ? spec : spec.substr(0, at);
+  };
+  if (ability.package) {
+    if (ability.package->npm) return "npm:" + unversioned(*ability.package->npm);
+    if (ability.package->pypi) return "pypi:" + unversioned(*ability.package->pypi);
+    if (ability.package->docker) {
+      const std::string& image = *ability.package->docker;
+      size_t colon = image.rfind(':');
+      bool tag = colon != std::string::npos && image.find('/', colon) == std::string::npos;
+      return "docker:" + (tag ? image.substr(0, colon) : image);
+    }
+  }
+  return "command:" + ability.command.value_or("");
+}
 
 Result<void> Secrets::checkKey(const std::string& key) {
   if (key.empty()) return fail(ErrorCode::kUsage, "the key is empty; nothing was saved");
@@ -123,6 +179,12 @@ Result<void> Secrets::save(const std::string& file) const {
     value.type = TomlValue::Type::kString;
     value.text = key;
     section.fields.emplace_back("api_key", std::move(value));
+    if (auto target = targets_.find(name); target != targets_.end()) {
+      TomlValue bound;
+      bound.type = TomlValue::Type::kString;
+      bound.text = target->second;
+      section.fields.emplace_back("for", std::move(bound));
+    }
     abilities.fields.emplace_back(name, std::move(section));
   }
   root.fields.emplace_back("abilities", std::move(abilities));

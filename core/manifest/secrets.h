@@ -2,9 +2,11 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "core/error.h"
+#include "core/manifest/ability.h"
 
 namespace kaja::core {
 
@@ -22,6 +24,17 @@ class Secrets {
   /// Returns true when a key is stored for `ability`.
   [[nodiscard]] bool has(const std::string& ability) const { return keys_.contains(ability); }
   void set(const std::string& ability, std::string key);
+  /// Sets the key of `ability` bound to what it reaches now (keyTarget): once the ability
+  /// reaches something else, the key is withheld (see withholdMoved), so a key given for
+  /// one server never goes to another (V6).
+  void setFor(const Ability& ability, std::string key);
+  /// Returns what the key of `ability` was stored for, or nullopt (a key stored before keys
+  /// were bound, or by hand).
+  [[nodiscard]] std::optional<std::string> target(const std::string& ability) const;
+  /// Withholds, in this process only, the key of `ability` when it was stored for another
+  /// target than the ability's now: key() no longer returns it, and save() still writes it.
+  /// Returns true when it did.
+  bool withholdMoved(const Ability& ability);
   /// Sets a key for this process only, which key() returns before a stored one and save()
   /// never writes: a workspace server's key expanded from the environment.
   void setTransient(const std::string& ability, std::string key);
@@ -41,7 +54,14 @@ class Secrets {
 
  private:
   std::map<std::string, std::string> keys_;
+  std::map<std::string, std::string> targets_;  ///< ability -> keyTarget when the key was set
   std::map<std::string, std::string> transient_;
+  std::set<std::string> withheld_;
 };
+
+/// Returns what a key of `ability` reaches: its url for a remote ability, else the program
+/// (the package's name without its version, or the command), so a new version of the same
+/// package keeps the key and another server does not get it.
+std::string keyTarget(const Ability& ability);
 
 }  // namespace kaja::core

@@ -44,8 +44,9 @@ Result<std::string> readRegularFile(const std::string& path, std::size_t maxByte
                                        (S_ISDIR(info.st_mode) ? "a folder" : "not a regular file"));
   }
   auto tooLarge = [&] {
-    return fail(ErrorCode::kUsage,
-                std::string(shown) + " is larger than " + std::to_string(maxBytes >> 20) + " MiB");
+    std::string limit = maxBytes >= (std::size_t{1} << 20) ? std::to_string(maxBytes >> 20) + " MiB"
+                                                           : std::to_string(maxBytes) + " bytes";
+    return fail(ErrorCode::kUsage, std::string(shown) + " is larger than " + limit);
   };
   if (static_cast<std::uintmax_t>(info.st_size) > maxBytes) return tooLarge();
   std::string text;

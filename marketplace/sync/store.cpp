@@ -1,6 +1,11 @@
 #include "marketplace/sync/store.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 
 #include "core/manifest/ability_loader.h"
 #include "core/manifest/field_reader.h"
@@ -146,6 +151,24 @@ core::Result<void> saveMarketplaceList(const MarketplaceList& list) {
     text += "\n[[marketplace]]\n" + core::formatToml(table);
   }
   return core::writeFileAtomically(list.file, text, 0600);
+}
+
+core::Result<ListLock> ListLock::take(const core::Paths& paths) {
+  if (auto made = core::makeDirectories(paths.dataDir + "/marketplaces", 0700); !made) {
+    return std::unexpected(made.error());
+  }
+  std::string file = paths.dataDir + "/marketplaces/.list.lock";
+  ListLock lock;
+  lock.fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (lock.fd_ < 0) return core::fail(ErrorCode::kIo, core::syscallMessage("open", file, errno));
+  if (core::retryOnEintr([&] { return ::flock(lock.fd_, LOCK_EX); }) != 0) {
+    return core::fail(ErrorCode::kIo, core::syscallMessage("flock", file, errno));
+  }
+  return lock;
+}
+
+ListLock::~ListLock() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 std::string marketplaceDir(const core::Paths& paths, const std::string& name) {

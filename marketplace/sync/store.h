@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -36,6 +37,24 @@ struct MarketplaceList {
 /// Reads `<configDir>/marketplaces.toml`; a missing file is an empty list. Every mistake is
 /// kInvalidConfig naming the file and line.
 core::Result<MarketplaceList> loadMarketplaceList(const core::Paths& paths);
+
+/// Holds an exclusive lock on the list while it lives, so two commands that change it (two
+/// `kaja marketplace add` at once) take turns instead of losing each other's entry. Take it
+/// before loading the list that is to be changed.
+class ListLock {
+ public:
+  static core::Result<ListLock> take(const core::Paths& paths);
+
+ private:
+  int fd_ = -1;
+
+ public:
+  ListLock() = default;
+  ListLock(ListLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  ListLock& operator=(ListLock&&) = delete;
+  ListLock(const ListLock&) = delete;
+  ~ListLock();
+};
 
 /// Writes the list back (atomically, 0600 as the other config files).
 core::Result<void> saveMarketplaceList(const MarketplaceList& list);

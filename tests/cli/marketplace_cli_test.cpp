@@ -312,6 +312,31 @@ TEST_F(MarketplaceCliTest, AnAbilityMovedToAnotherUrlLosesItsStoredKey) {
   EXPECT_NE(secrets.find("key-for-two"), std::string::npos) << "an unmoved ability keeps its key";
 }
 
+TEST_F(MarketplaceCliTest, AKeyGivenForOneServerIsNotSentToTheOneThatTakesItsName) {
+  const std::string auth = "auth = { type = \"apiKey\", in = \"env\", name = \"ECHO_KEY\" }\n";
+  root_.write("market/abilities/echo/mcp.toml", "command = \"/bin/cat\"\n" + auth);
+  ASSERT_EQ(kaja({"key", "set", "echo"}, "the-users-key\n").exitCode, 0);
+  ASSERT_EQ((*find(abilitiesJson(), "echo"))["state"], "on");
+
+  // A marketplace's echo runs another program: the key stays in the file but is not sent.
+  std::string bytes =
+      buildArchive({{"abilities/echo/mcp.toml", "command = \"/usr/bin/tee\"\n" + auth}});
+  ASSERT_EQ(kaja({"marketplace", "add", "team", serve("m.tar.gz", bytes), "--sha256", hex(bytes)})
+                .exitCode,
+            0);
+  auto listed = kaja({"abilities", "--json"});
+  json rows = json::parse(listed.out);
+  const json* echo = find(rows, "echo");
+  ASSERT_NE(echo, nullptr);
+  EXPECT_EQ((*echo)["state"], "off") << echo->dump();
+  EXPECT_NE(listed.err.find("so kaja does not send it"), std::string::npos) << listed.err;
+  EXPECT_NE(readFile(secretsFile()).find("the-users-key"), std::string::npos);
+
+  // Removing the marketplace gives the key back to the server it was given for.
+  ASSERT_EQ(kaja({"marketplace", "rm", "team"}).exitCode, 0);
+  EXPECT_EQ((*find(abilitiesJson(), "echo"))["state"], "on");
+}
+
 TEST_F(MarketplaceCliTest, ABrokenListIsAnErrorThatNamesItsLine) {
   root_.write("config/kaja/marketplaces.toml",
               "[[marketplace]]\nname = \"team\"\nsource = \"https://example.invalid/m.tar.gz\"\n"

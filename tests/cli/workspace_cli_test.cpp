@@ -98,7 +98,7 @@ TEST_F(WorkspaceCliTest, AServerIsOffUntilEnabledThenConnects) {
   ASSERT_EQ(enabled.exitCode, 0) << enabled.err;
   EXPECT_EQ(snapshot(), files) << "neither the workspace nor a persona changed";
   json state = json::parse(readFile(root_.path() + "/data/kaja/workspaces.json"));
-  EXPECT_EQ(state[project_]["enabled"], json::array({"shared-server"}));
+  ASSERT_TRUE(state[project_]["enabled"].contains("shared-server")) << state.dump();
 
   auto echoed = kajaIn({"call", "shared-server", "echo", "{\"message\":\"from the workspace\"}"});
   EXPECT_EQ(echoed.exitCode, 0) << echoed.err;
@@ -108,6 +108,19 @@ TEST_F(WorkspaceCliTest, AServerIsOffUntilEnabledThenConnects) {
   // Elsewhere the file does not apply, and the same name is unknown.
   auto elsewhere = kajaIn({"abilities", "--json"}, {}, root_.path());
   EXPECT_EQ(elsewhere.out.find("shared-server"), std::string::npos);
+
+  // The entry changes (a pull swaps its command): off again until enabled again.
+  json changed = everythingEntry("b");
+  writeMcpJson({{"shared-server", changed}});
+  auto after = kajaIn({"abilities", "--json"});
+  EXPECT_EQ((*row(json::parse(after.out), "shared-server"))["state"], "off");
+  EXPECT_NE(after.out.find("changed in"), std::string::npos) << after.out;
+  auto stale = kajaIn({"call", "shared-server", "echo", "{\"message\":\"hi\"}"});
+  EXPECT_EQ(stale.exitCode, 3) << stale.err;
+  EXPECT_FALSE(started("b"));
+  ASSERT_EQ(kajaIn({"enable", "shared-server"}).exitCode, 0);
+  EXPECT_EQ(kajaIn({"call", "shared-server", "echo", "{\"message\":\"hi\"}"}).exitCode, 0);
+  EXPECT_TRUE(started("b"));
 
   ASSERT_EQ(kajaIn({"disable", "shared-server"}).exitCode, 0);
   EXPECT_EQ((*row(abilities(), "shared-server"))["state"], "off");
