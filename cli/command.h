@@ -53,6 +53,8 @@ int runAddJson(std::span<const std::string> args);
 int runImport(std::span<const std::string> args);
 /// `marketplace add|sync|list|rollback|rm`: synced marketplaces.
 int runMarketplace(std::span<const std::string> args);
+/// `install NAME`: a known server shown, connected once, then added to the active persona.
+int runInstall(std::span<const std::string> args);
 /// `find WORD [--json]`: servers in the official MCP registry, or npm's search, unverified.
 int runFind(std::span<const std::string> args);
 int runGet(std::span<const std::string> args);

@@ -288,6 +288,14 @@ constexpr Command kCommands[] = {
      "  --signature S      where the signature is, if not SOURCE.sig\n"
      "  --json             print objects instead of lines\n",
      runMarketplace},
+    {"install", "install NAME [--json]", "turn on a server kaja knows, after a test connect",
+     "Takes a server kaja vouches for: one shipped with it or from a marketplace you sync\n"
+     "(never a search hit: `kaja find` only shows those). Prints the exact command line it\n"
+     "runs and where it comes from, connects it once, and only if it answers with tools adds\n"
+     "it to the active persona, as kaja enable does. A server that needs a key, a runner or\n"
+     "folders says what to do first; one that fails or offers no tools changes nothing.\n\n"
+     "Options:\n  --json    print the result as an object\n",
+     runInstall},
     {"find", "find WORD [--json] [--limit N] [--registry URL] [--npm-registry URL]",
      "search the official MCP registry for servers to add",
      "Searches the official MCP registry (registry.modelcontextprotocol.io) for servers\n"
