@@ -114,8 +114,8 @@ int runInstall(std::span<const std::string> args) {
   // Turning it on goes through the same path as `kaja enable`, which reports a failed save.
   std::vector<std::string> enableArgs = {name};
   if (int saved = runEnable(enableArgs); saved != kExitOk) {
-    printError(name + " connected with " + std::to_string(tools) + " tools, but persona " +
-               persona + " could not be saved, so it is not installed");
+    printError(name + " connected with " + counted(tools, "tool") + ", but persona " + persona +
+               " could not be saved, so it is not installed");
     return saved;
   }
   if (parsed->has("--json")) {
@@ -126,7 +126,7 @@ int runInstall(std::span<const std::string> args) {
                                   {"persona", persona}})
                             .c_str());
   }
-  printNote("installed " + name + " with " + std::to_string(tools) + " tools; it is in persona " +
+  printNote("installed " + name + " with " + counted(tools, "tool") + "; it is in persona " +
             persona + " now");
   return kExitOk;
 }

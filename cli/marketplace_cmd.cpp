@@ -86,8 +86,8 @@ void printSynced(const msync::MarketplaceEntry& entry, const msync::SyncReport& 
               "…); nothing changed");
     return;
   }
-  printNote("synced " + entry.name + ": " + std::to_string(report.live.abilities) +
-            " abilities and " + std::to_string(report.live.personas) + " personas (sha256 " +
+  printNote("synced " + entry.name + ": " + counted(report.live.abilities, "ability") + " and " +
+            counted(report.live.personas, "persona") + " (sha256 " +
             report.live.sha256.substr(0, 12) + "…); `kaja abilities` lists them");
 }
 

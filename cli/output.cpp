@@ -232,6 +232,13 @@ std::string Table::render(size_t width, bool colourHeader) const {
   return out;
 }
 
+std::string counted(size_t count, std::string_view noun) {
+  std::string out = std::to_string(count) + " " + std::string(noun);
+  if (count != 1) out += noun.ends_with("y") ? "" : "s";
+  if (count != 1 && noun.ends_with("y")) out.replace(out.size() - 1, 1, "ies");
+  return out;
+}
+
 size_t terminalWidth() {
   winsize size{};
   if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 &&

@@ -50,6 +50,9 @@ bool useColour(std::FILE* stream);
 /// Wraps `text` in an ANSI colour code when `enabled`.
 std::string colour(std::string_view text, std::string_view code, bool enabled);
 
+/// Returns "1 tool", "2 tools": `count` and `noun`, with an "s" unless the count is one.
+std::string counted(size_t count, std::string_view noun);
+
 /// Returns the width tables on stdout use: the terminal's (at least 40, at most 100
 /// columns), or 100 when stdout is no terminal.
 size_t terminalWidth();

@@ -79,7 +79,7 @@ TEST_F(MarketplaceCliTest, SyncsUpdatesAndRollsBackOverHttp) {
   std::string url = serve("team.tar.gz", v1);
   auto added = kaja({"marketplace", "add", "team", url, "--sha256", hex(v1)});
   ASSERT_EQ(added.exitCode, 0) << added.err;
-  EXPECT_NE(added.err.find("synced team: 3 abilities and 1 personas"), std::string::npos)
+  EXPECT_NE(added.err.find("synced team: 3 abilities and 1 persona ("), std::string::npos)
       << added.err;
 
   json rows = abilitiesJson();
