@@ -104,10 +104,17 @@ void Context::loadWorkspace() {
   std::error_code ec;
   auto dir = findWorkspace(std::filesystem::current_path(ec).string(), core::homeDir(), env);
   if (!dir) return;
-  Workspace workspace = readWorkspace(*dir, env, enabledInWorkspace(paths, *dir), secrets);
+  Workspace workspace = readWorkspace(*dir, env, enabledInWorkspace(paths, *dir));
   workspaceDir = workspace.dir;
   for (const auto& warning : workspace.warnings) printWarning(warning);
-  for (const auto& name : catalog.addWorkspace(std::move(workspace.records))) {
+  std::vector<std::string> shadowed = catalog.addWorkspace(std::move(workspace.records));
+  for (const auto& [name, key] : workspace.keys) {
+    // A file's key never reaches an ability of the user's whose name it shares.
+    if (std::find(shadowed.begin(), shadowed.end(), name) == shadowed.end()) {
+      secrets.setTransient(name, key);
+    }
+  }
+  for (const auto& name : shadowed) {
     printWarning("server \"" + name + "\" in " + oneLine(workspace.file) +
                  " is not used: an ability of that name exists already, and a workspace never "
                  "takes an ability's place; rename it in the file to use it");

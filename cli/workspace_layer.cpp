@@ -122,7 +122,7 @@ std::optional<std::string> findWorkspace(const std::string& cwd, const std::stri
 }
 
 Workspace readWorkspace(const std::string& dir, const EnvLookup& env,
-                        const std::map<std::string, std::string>& enabled, core::Secrets& secrets) {
+                        const std::map<std::string, std::string>& enabled) {
   Workspace workspace;
   workspace.dir = dir;
   workspace.file = (fs::path(dir) / kFileName).string();
@@ -199,7 +199,7 @@ Workspace readWorkspace(const std::string& dir, const EnvLookup& env,
       }
     }
     plan->ability.manifestPath = workspace.file;
-    if (plan->key) secrets.setTransient(name, *plan->key);
+    if (plan->key) workspace.keys[name] = *plan->key;
     record.ability = std::move(plan->ability);
     workspace.records.push_back(std::move(record));
   }

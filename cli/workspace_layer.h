@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/manifest/secrets.h"
 #include "core/paths.h"
 #include "marketplace/catalog.h"
 
@@ -35,6 +34,10 @@ struct Workspace {
   std::string file;  ///< <dir>/.mcp.json
   std::vector<marketplace::AbilityRecord> records;
   std::vector<std::string> warnings;  ///< one sentence each: what was skipped and why
+  /// The keys its servers' env or headers carry, by server, for this process only; the
+  /// caller gives them only to servers the catalog took (never to an ability whose name a
+  /// server of the file shares).
+  std::map<std::string, std::string> keys;
 };
 
 /// Returns the folder whose `.mcp.json` applies to `cwd`: $KAJA_WORKSPACE when set ("" or
@@ -45,12 +48,11 @@ std::optional<std::string> findWorkspace(const std::string& cwd, const std::stri
 
 /// Reads `<dir>/.mcp.json`. A file that cannot be used (not JSON, no object of servers) is
 /// one warning and no records; a server that cannot be used (a bad field, an unset
-/// variable, `..` in its command) is a broken record. Keys the servers' env or headers
-/// carry are put into `secrets` for this process only. `enabled` maps the servers turned on
+/// variable, `..` in its command) is a broken record. `enabled` maps the servers turned on
 /// to the fingerprint of the entry they were turned on for: a server whose entry changed
 /// since (a pull that swapped its command) is off again, with a note saying so.
 Workspace readWorkspace(const std::string& dir, const EnvLookup& env,
-                        const std::map<std::string, std::string>& enabled, core::Secrets& secrets);
+                        const std::map<std::string, std::string>& enabled);
 
 /// Returns the servers `kaja enable` turned on in workspace `dir`, each with the
 /// fingerprint of its entry then.

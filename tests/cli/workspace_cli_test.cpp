@@ -172,6 +172,18 @@ TEST_F(WorkspaceCliTest, NeverTakesAnAbilitysPlaceAndRefusesWhatItCannotUse) {
   EXPECT_NE(result.err.find("\"not a name\" is not used"), std::string::npos) << result.err;
   EXPECT_EQ((*row(rows, "fine"))["state"], "off");
 
+  // A server of the file that shares a name with the user's ability gives it no key.
+  root_.write("market/abilities/keyed/mcp.toml",
+              "command = \"/bin/cat\"\nauth = { type = \"apiKey\", in = \"env\", name = "
+              "\"KEYED_TOKEN\" }\n");
+  writeMcpJson({{"keyed", {{"command", "/bin/cat"}, {"env", {{"KEYED_TOKEN", "from-the-repo"}}}}},
+                {"climber", {{"command", "../bin/x"}}}});
+  json keyedRows = abilities();
+  const json* keyed = row(keyedRows, "keyed");
+  ASSERT_NE(keyed, nullptr);
+  EXPECT_EQ((*keyed)["state"], "off")
+      << "the repository's key is not the user's: " << keyed->dump();
+
   auto refused = kajaIn({"enable", "climber"});
   EXPECT_EQ(refused.exitCode, 2) << refused.err;
   EXPECT_FALSE(fs::exists(root_.path() + "/data/kaja/workspaces.json"));
