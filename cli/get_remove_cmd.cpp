@@ -53,9 +53,15 @@ int runGet(std::span<const std::string> args) {
   const std::string& name = parsed->positional[0];
   const marketplace::AbilityRecord* record = findOrSay(*context, name);
   if (record == nullptr) return kExitUsage;
-  const std::string file = record->dir + "/mcp.toml";
+  using marketplace::LayerKind;
+  const bool workspace = record->layer == LayerKind::kWorkspace;
+  const std::string file = workspace ? record->dir + "/.mcp.json" : record->dir + "/mcp.toml";
+  const std::string source = record->layer == LayerKind::kMarketplace
+                                 ? "marketplace"
+                                 : marketplace::describeLayer(record->layer, "");
   json out = {{"name", name},
-              {"source", record->shipped ? "shipped" : "user"},
+              {"source", source},
+              {"marketplace", record->marketplace.empty() ? json() : json(record->marketplace)},
               {"manifest", file},
               {"overridesShipped", !record->shipped && shippedExists(*context, name)},
               {"text", core::readTextFile(file).value_or("")},
@@ -74,6 +80,11 @@ int runGet(std::span<const std::string> args) {
         core::resolveAbility(ability, *runners, context->secrets.key(name));
     out["state"] = core::toString(resolution.state);
     if (!resolution.reason.empty()) out["reason"] = resolution.reason;
+    if (workspace && !record->enabled && resolution.state == core::AbilityState::kOn) {
+      out["state"] = "off";
+      out["reason"] =
+          "a server of this workspace's .mcp.json, off until you run `kaja enable " + name + "`";
+    }
     if (resolution.runner) out["runner"] = core::toString(*resolution.runner);
     if (std::string runs = resolution.runs(); !runs.empty()) out["runs"] = runs;
     out["transport"] = core::toString(ability.transport);
@@ -86,8 +97,12 @@ int runGet(std::span<const std::string> args) {
   auto text = [&](const char* key) {
     return out[key].is_string() ? oneLine(out[key].get<std::string>()) : std::string("-");
   };
-  std::printf("%s (%s%s)\n", oneLine(name).c_str(),
-              record->shipped ? "shipped with kaja" : "your own",
+  const std::string from = record->layer == LayerKind::kShipped ? "shipped with kaja"
+                           : record->layer == LayerKind::kMarketplace
+                               ? "from marketplace " + record->marketplace
+                           : workspace ? "from this workspace"
+                                       : "your own";
+  std::printf("%s (%s%s)\n", oneLine(name).c_str(), oneLine(from).c_str(),
               out["overridesShipped"] ? ", in place of the shipped one" : "");
   std::printf("manifest: %s\nstate:    %s\n", oneLine(file).c_str(), text("state").c_str());
   if (out["reason"].is_string()) std::printf("why:      %s\n", text("reason").c_str());

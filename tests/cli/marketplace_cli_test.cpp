@@ -88,6 +88,8 @@ TEST_F(MarketplaceCliTest, SyncsUpdatesAndRollsBackOverHttp) {
   EXPECT_EQ((*first)["source"], "marketplace");
   EXPECT_EQ((*first)["marketplace"], "team");
   EXPECT_NE(find(rows, "echo"), nullptr) << "the shipped abilities are still there";
+  auto got = kaja({"get", "ability-0"});
+  EXPECT_NE(got.out.find("(from marketplace team)"), std::string::npos) << got.out;
   auto personas = kaja({"personas", "--json"});
   EXPECT_NE(personas.out.find("\"team\""), std::string::npos) << personas.out;
 

@@ -85,6 +85,12 @@ TEST_F(WorkspaceCliTest, AServerIsOffUntilEnabledThenConnects) {
   EXPECT_EQ((*server)["state"], "off");
   EXPECT_EQ((*server)["manifest"], project_ + "/.mcp.json");
 
+  auto got = kajaIn({"get", "shared-server", "--json"});
+  json shown = json::parse(got.out, nullptr, false);
+  EXPECT_EQ(shown["source"], "workspace") << got.out;
+  EXPECT_EQ(shown["state"], "off") << got.out;
+  EXPECT_EQ(shown["manifest"], project_ + "/.mcp.json");
+
   // Nothing starts it unasked: not doctor, not tools, not a call.
   auto doctor = kajaIn({"doctor", "--json"});
   EXPECT_NE(doctor.out.find("kaja enable shared-server"), std::string::npos) << doctor.out;
