@@ -33,14 +33,6 @@ constexpr std::array<std::string_view, 20> kTopKeys = {"description",
 // A day: a server kept idle longer than that is better declared keep-alive.
 constexpr std::int64_t kMaxIdleTimeoutSeconds = 86400;
 
-// Assigns `from` to `to` when present and forwards any error.
-#define KAJA_READ(to, expr)                            \
-  do {                                                 \
-    auto read_ = (expr);                               \
-    if (!read_) return std::unexpected(read_.error()); \
-    if (*read_) (to) = std::move(**read_);             \
-  } while (0)
-
 Result<AuthSpec> readAuth(const FieldReader& top, const TomlValue& value) {
   if (value.type != TomlValue::Type::kTable) {
     return std::unexpected(top.errorAt(

@@ -71,3 +71,12 @@ inline std::string nearestWord(std::string_view word,
 std::string didYouMean(std::string_view word, std::span<const std::string_view> candidates);
 
 }  // namespace kaja::core
+
+/// Inside a function returning a Result: evaluates `expr` (a FieldReader read, a
+/// Result<std::optional<T>>), returns its error, and assigns its value to `to` when present.
+#define KAJA_READ(to, expr)                            \
+  do {                                                 \
+    auto read_ = (expr);                               \
+    if (!read_) return std::unexpected(read_.error()); \
+    if (*read_) (to) = std::move(**read_);             \
+  } while (0)

@@ -12,14 +12,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Assigns `from` to `to` when present and forwards any error.
-#define KAJA_READ(to, expr)                            \
-  do {                                                 \
-    auto read_ = (expr);                               \
-    if (!read_) return std::unexpected(read_.error()); \
-    if (*read_) (to) = std::move(**read_);             \
-  } while (0)
-
 // Returns why `url` cannot be a worker's base URL, or "" when it can. The transport parses
 // it fully later; this catches what would otherwise surface far from the config file.
 std::string urlProblem(const std::string& url) {

@@ -25,13 +25,6 @@ constexpr const char* kHeader =
     "# persona takes the place of an earlier one's, and your own folder comes after all.\n"
     "# `kaja marketplace add|sync|rm` keep this file; a hand edit takes effect at the next sync.\n";
 
-#define KAJA_READ(to, expr)                            \
-  do {                                                 \
-    auto read_ = (expr);                               \
-    if (!read_) return std::unexpected(read_.error()); \
-    if (*read_) (to) = std::move(**read_);             \
-  } while (0)
-
 core::Result<MarketplaceEntry> readEntry(const TomlValue& value, const std::string& file,
                                          size_t index) {
   const std::string where = "marketplace[" + std::to_string(index) + "]";
