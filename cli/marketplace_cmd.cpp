@@ -43,6 +43,13 @@ std::string pinText(const msync::MarketplaceEntry& entry) {
   return out;
 }
 
+// Says that no marketplace is named `name`; returns the exit code for it.
+int unknownMarketplace(const std::string& name) {
+  printError("there is no marketplace named " + core::quoteForMessage(name) +
+             "; `kaja marketplace list` shows them");
+  return kExitUsage;
+}
+
 // Tells a person at a terminal which step a slow sync is at; scripts see only the result.
 std::function<void(std::string_view)> progressFor(const msync::MarketplaceEntry& entry) {
   if (::isatty(STDERR_FILENO) == 0) return {};
@@ -177,11 +184,7 @@ int syncAll(const core::Paths& paths, const ParsedArgs& parsed) {
   std::vector<msync::MarketplaceEntry*> chosen;
   if (parsed.positional.size() == 2) {
     msync::MarketplaceEntry* entry = list->find(parsed.positional[1]);
-    if (entry == nullptr) {
-      printError("there is no marketplace named " + core::quoteForMessage(parsed.positional[1]) +
-                 "; `kaja marketplace list` shows them");
-      return kExitUsage;
-    }
+    if (entry == nullptr) return unknownMarketplace(parsed.positional[1]);
     chosen.push_back(entry);
   } else {
     if (parsed.value("--sha256")) {
@@ -277,11 +280,7 @@ int rollback(const core::Paths& paths, const ParsedArgs& parsed) {
   auto list = msync::loadMarketplaceList(paths);
   if (!list) return reportError(list.error());
   const std::string& name = parsed.positional[1];
-  if (list->find(name) == nullptr) {
-    printError("there is no marketplace named " + core::quoteForMessage(name) +
-               "; `kaja marketplace list` shows them");
-    return kExitUsage;
-  }
+  if (list->find(name) == nullptr) return unknownMarketplace(name);
   auto state = msync::rollbackMarketplace(paths, name);
   if (!state) return reportError(state.error());
   if (parsed.has("--json")) {
@@ -306,14 +305,9 @@ int removeOne(const core::Paths& paths, const ParsedArgs& parsed) {
   auto list = msync::loadMarketplaceList(paths);
   if (!list) return reportError(list.error());
   const std::string& name = parsed.positional[1];
-  auto it = std::find_if(list->entries.begin(), list->entries.end(),
-                         [&](const msync::MarketplaceEntry& entry) { return entry.name == name; });
-  if (it == list->entries.end()) {
-    printError("there is no marketplace named " + core::quoteForMessage(name) +
-               "; `kaja marketplace list` shows them");
-    return kExitUsage;
-  }
-  list->entries.erase(it);
+  const msync::MarketplaceEntry* entry = list->find(name);
+  if (entry == nullptr) return unknownMarketplace(name);
+  list->entries.erase(list->entries.begin() + (entry - list->entries.data()));
   // The list first: a marketplace it no longer names is never read, whatever is left.
   if (auto saved = msync::saveMarketplaceList(*list); !saved) return reportError(saved.error());
   if (auto removed = msync::removeMarketplaceData(paths, name); !removed) {

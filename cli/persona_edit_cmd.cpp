@@ -46,9 +46,9 @@ core::Result<void> checkName(const std::string& name, const char* what) {
                                                  " name: use 1-64 of A-Z, a-z, 0-9, - and _.");
 }
 
-core::Result<Editing> openPersona(const std::string& name) {
+// Opens persona `name` of `context`'s catalog for editing.
+core::Result<Editing> openPersona(const std::string& name, core::Result<Context> context) {
   if (auto ok = checkName(name, "persona"); !ok) return std::unexpected(ok.error());
-  auto context = Context::load();
   if (!context) return std::unexpected(context.error());
   const marketplace::PersonaRecord* record = nullptr;
   for (const auto& each : context->catalog.personas()) {
@@ -67,6 +67,11 @@ core::Result<Editing> openPersona(const std::string& name) {
   Editing editing{std::move(*context), *record->persona, "", record->shipped};
   editing.file = userFile(editing.context, name);
   return editing;
+}
+
+core::Result<Editing> openPersona(const std::string& name) {
+  if (auto ok = checkName(name, "persona"); !ok) return std::unexpected(ok.error());
+  return openPersona(name, Context::load());
 }
 
 core::Result<void> checkAbility(const Context& context, const std::string& ability) {
@@ -128,9 +133,8 @@ int newPersona(const ParsedArgs& parsed) {
   return save(editing, "created");
 }
 
-int addToPersona(const std::string& personaName, const std::string& ability,
-                 const std::optional<std::string>& toolsGiven) {
-  auto editing = openPersona(personaName);
+int addToPersona(core::Result<Editing> editing, const std::string& personaName,
+                 const std::string& ability, const std::optional<std::string>& toolsGiven) {
   if (!editing) return reportError(editing.error());
   if (auto ok = checkAbility(editing->context, ability); !ok) return reportError(ok.error());
   auto tools = splitTools(toolsGiven);
@@ -145,8 +149,7 @@ int addToPersona(const std::string& personaName, const std::string& ability,
   return save(*editing, "lists " + ability);
 }
 
-int removeFromPersona(const std::string& personaName, const std::string& ability) {
-  auto editing = openPersona(personaName);
+int removeFromPersona(core::Result<Editing> editing, const std::string& ability) {
   if (!editing) return reportError(editing.error());
   if (auto ok = personas::removeAbility(editing->persona, ability); !ok) {
     return reportError(ok.error());
@@ -242,14 +245,17 @@ int inActivePersona(std::span<const std::string> args, bool enable) {
   if (!paths) return reportError(paths.error());
   std::string active = personas::activePersona(paths->configDir);
   const std::string& ability = parsed->positional[0];
-  if (auto context = Context::load()) {
+  // One load serves both: a workspace server is switched here, anything else in the persona.
+  auto context = Context::load();
+  if (context) {
     const marketplace::AbilityRecord* record = context->catalog.findAbilityRecord(ability);
     if (record != nullptr && record->layer == marketplace::LayerKind::kWorkspace) {
       return inWorkspace(*context, *record, enable, parsed->value("--tools").has_value());
     }
   }
-  return enable ? addToPersona(active, ability, parsed->value("--tools"))
-                : removeFromPersona(active, ability);
+  auto editing = openPersona(active, std::move(context));
+  return enable ? addToPersona(std::move(editing), active, ability, parsed->value("--tools"))
+                : removeFromPersona(std::move(editing), ability);
 }
 
 }  // namespace
@@ -262,9 +268,11 @@ int runPersonaEdit(std::span<const std::string> args) {
   const std::string verb = words.empty() ? "" : words[0];
   if (verb == "new" && words.size() == 2) return newPersona(*parsed);
   if (verb == "add" && words.size() == 3) {
-    return addToPersona(words[1], words[2], parsed->value("--tools"));
+    return addToPersona(openPersona(words[1]), words[1], words[2], parsed->value("--tools"));
   }
-  if (verb == "remove" && words.size() == 3) return removeFromPersona(words[1], words[2]);
+  if (verb == "remove" && words.size() == 3) {
+    return removeFromPersona(openPersona(words[1]), words[2]);
+  }
   if (verb == "folder") return folder(*parsed);
   printError(
       "usage: kaja persona use NAME | new NAME [--from P] | add P ABILITY [--tools a,b] | "
