@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/manifest/kaja_config.h"
+#include "tests/core/manifest/kaja_config_fixture.h"
 #include "tests/support/temp_dir.h"
 
 namespace kaja::core {
@@ -14,15 +15,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-class KajaConfigStdioTest : public ::testing::Test {
- protected:
-  Result<KajaConfig> load(const std::string& text) {
-    file_ = dir_.write("kaja/config.toml", text);
-    return loadKajaConfig(file_, "/home/tester");
-  }
-  kaja::testing::TempDir dir_;
-  std::string file_;
-};
+class KajaConfigStdioTest : public KajaConfigFixture {};
 
 TEST_F(KajaConfigStdioTest, NoTableMeansNoList) {
   auto config = load("[sandbox]\nurl = \"http://127.0.0.1:1\"\nuser = \"a\"\nkey_file = \"k\"\n");

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/core/manifest/kaja_config_fixture.h"
 #include "tests/support/temp_dir.h"
 
 namespace kaja::core {
@@ -11,15 +12,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-class KajaConfigTest : public ::testing::Test {
- protected:
-  Result<KajaConfig> load(const std::string& text) {
-    file_ = dir_.write("kaja/config.toml", text);
-    return loadKajaConfig(file_, "/home/tester");
-  }
-  kaja::testing::TempDir dir_;
-  std::string file_;
-};
+class KajaConfigTest : public KajaConfigFixture {};
 
 TEST_F(KajaConfigTest, MissingFileIsTheDefault) {
   auto config = loadKajaConfig(dir_.path() + "/none/config.toml", "/home/tester");
