@@ -7,6 +7,18 @@
 #include "core/manifest/field_reader.h"
 
 namespace kaja::cli {
+namespace {
+
+// Options that may be given more than once, each time adding one more; any other option
+// given twice is an error rather than one of the two silently winning.
+constexpr std::string_view kRepeatable[] = {"--env", "--header", "--allow-private",
+                                            "--allow-stdio"};
+
+bool repeatable(std::string_view name) {
+  return std::find(std::begin(kRepeatable), std::end(kRepeatable), name) != std::end(kRepeatable);
+}
+
+}  // namespace
 
 bool ParsedArgs::has(std::string_view flag) const {
   return std::find(flags.begin(), flags.end(), flag) != flags.end();
@@ -29,6 +41,10 @@ core::Result<ParsedArgs> parseArgs(std::span<const std::string> args,
     if (!flagsDone && arg.starts_with("--")) {
       std::string name = arg.substr(0, arg.find('='));
       if (std::find(valued.begin(), valued.end(), name) != valued.end()) {
+        if (!repeatable(name) && out.value(name)) {
+          return core::fail(core::ErrorCode::kUsage,
+                            name + " is given twice; give it once (see --help)");
+        }
         if (name.size() < arg.size()) {
           out.values.emplace_back(name, arg.substr(name.size() + 1));
         } else if (i + 1 < args.size()) {

@@ -209,7 +209,26 @@ int syncAll(const core::Paths& paths, const ParsedArgs& parsed) {
   json results = json::array();
   for (msync::MarketplaceEntry* entry : chosen) {
     options.onStep = progressFor(*entry);
+    // The new pin is saved before the new copy goes live, never after: a sync killed
+    // between the two leaves a pin the next sync honours, not a stale one it refuses.
+    bool repinned = false;
+    const std::optional<std::string> old = entry->sha256;
+    options.beforeSwitch = [&]() -> core::Result<void> {
+      if (!options.sha256 || entry->sha256 == options.sha256) return {};
+      entry->sha256 = options.sha256;
+      if (auto saved = msync::saveMarketplaceList(*list); !saved) {
+        entry->sha256 = old;
+        return saved;
+      }
+      repinned = true;
+      return {};
+    };
     auto report = msync::syncMarketplace(paths, *entry, options);
+    if (!report && repinned) {
+      // The switch itself failed: the old copy is live, so the old pin goes back too.
+      entry->sha256 = old;
+      (void)msync::saveMarketplaceList(*list);
+    }
     if (!report) {
       if (parsed.has("--json")) {
         results.push_back({{"name", entry->name}, {"error", report.error().message}});
@@ -219,10 +238,8 @@ int syncAll(const core::Paths& paths, const ParsedArgs& parsed) {
       exit = exit == kExitOk ? exitCodeFor(report.error()) : exit;
       continue;
     }
-    if (options.sha256 && entry->sha256 != options.sha256) {
-      entry->sha256 = options.sha256;
-      if (auto saved = msync::saveMarketplaceList(*list); !saved) return reportError(saved.error());
-      if (!parsed.has("--json")) printNote(entry->name + " is pinned to the new SHA-256 now");
+    if (repinned && !parsed.has("--json")) {
+      printNote(entry->name + " is pinned to the new SHA-256 now");
     }
     if (parsed.has("--json")) {
       results.push_back({{"name", entry->name},
@@ -277,11 +294,33 @@ int rollback(const core::Paths& paths, const ParsedArgs& parsed) {
     printError("kaja marketplace rollback takes the NAME of one marketplace");
     return kExitUsage;
   }
+  auto lock = msync::ListLock::take(paths);
+  if (!lock) return reportError(lock.error());
   auto list = msync::loadMarketplaceList(paths);
   if (!list) return reportError(list.error());
   const std::string& name = parsed.positional[1];
-  if (list->find(name) == nullptr) return unknownMarketplace(name);
-  auto state = msync::rollbackMarketplace(paths, name);
+  msync::MarketplaceEntry* entry = list->find(name);
+  if (entry == nullptr) return unknownMarketplace(name);
+  // A pinned marketplace's pin follows the copy that goes live, saved first, so the next
+  // sync keeps the older copy instead of quietly undoing the rollback.
+  bool repinned = false;
+  auto movePin = [&](const msync::Generation& next) -> core::Result<void> {
+    if (!entry->sha256 || *entry->sha256 == next.sha256) return {};
+    std::optional<std::string> old = entry->sha256;
+    entry->sha256 = next.sha256;
+    if (auto saved = msync::saveMarketplaceList(*list); !saved) {
+      entry->sha256 = old;
+      return saved;
+    }
+    repinned = true;
+    return {};
+  };
+  const std::optional<std::string> pinBefore = entry->sha256;
+  auto state = msync::rollbackMarketplace(paths, name, movePin);
+  if (!state && repinned) {
+    entry->sha256 = pinBefore;
+    (void)msync::saveMarketplaceList(*list);
+  }
   if (!state) return reportError(state.error());
   if (parsed.has("--json")) {
     std::printf("%s\n", jsonText({{"name", name},
@@ -292,6 +331,13 @@ int rollback(const core::Paths& paths, const ParsedArgs& parsed) {
   }
   printNote(name + " is back at the copy synced " + state->live->syncedAt + " (sha256 " +
             state->live->sha256.substr(0, 12) + "…); another rollback returns to the newer one");
+  if (repinned) {
+    printNote(name + " is pinned to that copy's SHA-256 now, so `kaja marketplace sync` keeps " +
+              "it until you sync with --sha256 NEW");
+  } else if (!entry->sha256) {
+    printNote(name + " is signed, not pinned: the next `kaja marketplace sync` takes the " +
+              "newest signed archive again");
+  }
   return kExitOk;
 }
 

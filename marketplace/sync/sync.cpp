@@ -331,6 +331,9 @@ core::Result<SyncReport> syncMarketplace(const core::Paths& paths, const Marketp
   MarketplaceState before = marketplaceState(paths, name);
   SyncReport report;
   if (before.live && before.live->sha256 == actual) {
+    if (options.beforeSwitch) {
+      if (auto ok = options.beforeSwitch(); !ok) return failAt("switch", ok.error());
+    }
     report.live = *before.live;
     report.unchanged = true;
     return report;
@@ -363,6 +366,9 @@ core::Result<SyncReport> syncMarketplace(const core::Paths& paths, const Marketp
   if (!counts) return failAt("load", counts.error());
 
   step("switch");
+  if (options.beforeSwitch) {
+    if (auto ok = options.beforeSwitch(); !ok) return failAt("switch", ok.error());
+  }
   Generation generation;
   generation.folder = nextGeneration(dir);
   generation.sha256 = actual;
@@ -399,8 +405,9 @@ core::Result<SyncReport> syncMarketplace(const core::Paths& paths, const Marketp
   return report;
 }
 
-core::Result<MarketplaceState> rollbackMarketplace(const core::Paths& paths,
-                                                   const std::string& name) {
+core::Result<MarketplaceState> rollbackMarketplace(
+    const core::Paths& paths, const std::string& name,
+    const std::function<core::Result<void>(const Generation& next)>& beforeSwitch) {
   const std::string dir = marketplaceDir(paths, name);
   auto lock = FolderLock::take(dir);
   if (!lock) return std::unexpected(lock.error());
@@ -411,6 +418,15 @@ core::Result<MarketplaceState> rollbackMarketplace(const core::Paths& paths,
                       "marketplace " + name +
                           " has no earlier sync to go back to; it keeps one only after a second "
                           "sync that changed it");
+  }
+  if (beforeSwitch) {
+    std::optional<Generation> next = marketplaceState(paths, name).previous;
+    if (!next) {
+      return core::fail(ErrorCode::kNotFound, "marketplace " + name +
+                                                  "'s earlier sync has lost its record (" +
+                                                  previous + "); sync it again instead");
+    }
+    if (auto ok = beforeSwitch(*next); !ok) return std::unexpected(ok.error());
   }
   if (auto pointed = pointLink(dir, "live", previous); !pointed) {
     return std::unexpected(pointed.error());

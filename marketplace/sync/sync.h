@@ -32,9 +32,14 @@ struct MarketplaceState {
 };
 
 /// How a sync runs. `sha256`, when set, is a new pin that replaces the entry's for this sync
-/// (the caller saves it into the list once the sync succeeded).
+/// (the caller saves it into the list in `beforeSwitch`).
 struct SyncOptions {
   std::optional<std::string> sha256;
+  /// Called once the archive is verified and every manifest in it loaded, just before the
+  /// new copy goes live (or when it is live already), so the caller can save a new pin
+  /// first: a sync stopped after that is finished by the next one. An error ends the sync
+  /// with the marketplace unchanged.
+  std::function<core::Result<void>()> beforeSwitch;
   FetchLimits fetch;
   UnpackLimits unpack;
   /// Called as each step begins ("fetch", "verify", "unpack", "load", "switch").
@@ -61,9 +66,12 @@ struct SyncReport {
 core::Result<SyncReport> syncMarketplace(const core::Paths& paths, const MarketplaceEntry& entry,
                                          const SyncOptions& options = {});
 
-/// Swaps the live copy with the previous one. kNotFound when there is none.
-core::Result<MarketplaceState> rollbackMarketplace(const core::Paths& paths,
-                                                   const std::string& name);
+/// Swaps the live copy with the previous one. kNotFound when there is none. `beforeSwitch`,
+/// when set, is called with the copy about to go live (to move the pin to it first); its
+/// error ends the rollback with nothing changed.
+core::Result<MarketplaceState> rollbackMarketplace(
+    const core::Paths& paths, const std::string& name,
+    const std::function<core::Result<void>(const Generation& next)>& beforeSwitch = {});
 
 /// Returns what `name`'s folder holds.
 MarketplaceState marketplaceState(const core::Paths& paths, const std::string& name);

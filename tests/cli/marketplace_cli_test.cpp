@@ -126,9 +126,18 @@ TEST_F(MarketplaceCliTest, SyncsUpdatesAndRollsBackOverHttp) {
   ASSERT_EQ(back.exitCode, 0) << back.err;
   EXPECT_EQ(find(abilitiesJson(), "ability-4"), nullptr);
   EXPECT_NE(find(abilitiesJson(), "ability-2"), nullptr);
+  // The pin follows the copy that is live, so a sync keeps the rollback instead of taking
+  // the newer archive the source still serves.
+  EXPECT_NE(back.err.find("pinned to that copy's SHA-256 now"), std::string::npos) << back.err;
+  EXPECT_EQ(json::parse(kaja({"marketplace", "list", "--json"}).out)[0]["sha256"], hex(v1));
+  auto kept = kaja({"marketplace", "sync", "team"});
+  EXPECT_EQ(kept.exitCode, 3) << kept.err;
+  EXPECT_NE(kept.err.find("failed at verify"), std::string::npos) << kept.err;
+  EXPECT_EQ(find(abilitiesJson(), "ability-4"), nullptr);
   auto forward = kaja({"marketplace", "rollback", "team"});
   ASSERT_EQ(forward.exitCode, 0) << forward.err;
   EXPECT_NE(find(abilitiesJson(), "ability-4"), nullptr);
+  EXPECT_EQ(json::parse(kaja({"marketplace", "list", "--json"}).out)[0]["sha256"], hex(v2));
 
   auto removed = kaja({"marketplace", "rm", "team"});
   ASSERT_EQ(removed.exitCode, 0) << removed.err;

@@ -106,6 +106,18 @@ TEST_F(TypoErrorsCliTest, AnUnknownPersonaSuggestsTheNearestEverywhereItIsNamed)
   EXPECT_THAT(onlyLine(far), HasSubstr("`kaja personas` lists them."));
 }
 
+TEST_F(TypoErrorsCliTest, AnOptionGivenTwiceIsAUsageErrorRatherThanOneOfThemWinning) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"tools", "--persona", "default", "--persona", "writer"},
+           {"tools", "--persona=default", "--persona", "default"},
+           {"marketplace", "sync", "m", "--sha256", "aa", "--sha256=bb"}}) {
+    auto result = kaja(args);
+    EXPECT_EQ(result.exitCode, 2) << args[0];
+    EXPECT_THAT(onlyLine(result), HasSubstr(" is given twice; give it once")) << args[0];
+  }
+  // --env and --header add one more each time: AddCliTest gives --env twice.
+}
+
 TEST_F(TypoErrorsCliTest, MalformedArgumentsSayWhereTheParseFailedWithoutEchoingThem) {
   auto result = kaja({"call", "filesystem", "read_text_file",
                       "{\"path\": \"~/ro/a.txt\",\n"
