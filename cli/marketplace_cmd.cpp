@@ -2,6 +2,7 @@
 // signed archives, synced into layers between the shipped abilities and the user's own.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,7 @@
 #include "marketplace/sync/store.h"
 #include "marketplace/sync/sync.h"
 #include "marketplace/sync/verify.h"
+#include "personas/persona_resolver.h"
 
 namespace kaja::cli {
 namespace {
@@ -72,6 +74,66 @@ core::Result<msync::PublicKey> readPublicKey(const std::string& given) {
     return msync::parsePublicKey(*text);
   }
   return msync::parsePublicKey(given);
+}
+
+// What the active persona is, in the words a warning shows: where it comes from and the
+// folders it grants. Compared before and after a sync or a rollback, which may replace it.
+struct PersonaView {
+  std::string name;
+  std::string from;     ///< "shipped", "marketplace team", "user", or "" when none has it
+  std::string folders;  ///< "~/src (read-write), ~/docs (read-only)", or "none"
+  std::string replaces;
+  bool operator==(const PersonaView&) const = default;
+};
+
+PersonaView activePersonaView(const core::Paths& paths) {
+  PersonaView view;
+  view.name = personas::activePersona(paths.configDir);
+  auto list = msync::loadMarketplaceList(paths);
+  if (!list) return view;
+  auto record = marketplace::Catalog::loadOnePersona(msync::catalogLayers(paths, *list), view.name);
+  if (!record) return view;
+  switch (record->layer) {
+    case marketplace::LayerKind::kShipped:
+      view.from = "the shipped marketplace";
+      break;
+    case marketplace::LayerKind::kUser:
+      view.from = "your own personas";
+      break;
+    default:
+      view.from = marketplace::describeLayer(record->layer, record->marketplace);
+  }
+  view.replaces = record->replaces;
+  std::vector<std::string> folders;
+  if (record->persona) {
+    for (const auto& entry : record->persona->abilities) {
+      for (const auto& root : entry.roots) {
+        std::string text = root.path + (root.readOnly ? " (read-only)" : " (read-write)");
+        if (std::find(folders.begin(), folders.end(), text) == folders.end()) {
+          folders.push_back(std::move(text));
+        }
+      }
+    }
+  }
+  view.folders = folders.empty() ? "none" : "";
+  for (const auto& folder : folders) view.folders += (view.folders.empty() ? "" : ", ") + folder;
+  return view;
+}
+
+// Warns when the step just taken changed the active persona: which folders its servers may
+// now use is the one thing a marketplace changes that a person must not miss.
+void warnIfActivePersonaChanged(const PersonaView& before, const PersonaView& after) {
+  if (after.from.empty() || (before.from == after.from && before.folders == after.folders)) return;
+  std::string what = "the active persona " + core::quoteForMessage(after.name);
+  if (before.from == after.from) {
+    what += " from " + after.from + " changed";
+  } else {
+    what += " now comes from " + after.from;
+    if (!after.replaces.empty()) what += ", in place of the " + after.replaces + " one";
+  }
+  printWarning(what + "; its folders: " + oneLine(after.folders) +
+               " (were: " + (before.from.empty() ? "none" : oneLine(before.folders)) +
+               "); `kaja personas` shows it, `kaja persona use NAME` picks another");
 }
 
 void printSynced(const msync::MarketplaceEntry& entry, const msync::SyncReport& report,
@@ -155,6 +217,7 @@ int add(const core::Paths& paths, const ParsedArgs& parsed) {
     printError("kaja syncs no marketplace unpinned: give --sha256 HEX or --public-key KEY" + found);
     return kExitUsage;
   }
+  const PersonaView personaBefore = activePersonaView(paths);
   msync::SyncOptions options;
   options.onStep = progressFor(entry);
   auto report = msync::syncMarketplace(paths, entry, options);
@@ -169,6 +232,7 @@ int add(const core::Paths& paths, const ParsedArgs& parsed) {
     return reportError(saved.error());
   }
   printSynced(entry, *report, parsed.has("--json"));
+  warnIfActivePersonaChanged(personaBefore, activePersonaView(paths));
   return kExitOk;
 }
 
@@ -205,6 +269,7 @@ int syncAll(const core::Paths& paths, const ParsedArgs& parsed) {
     if (!parsedPin) return reportError(parsedPin.error());
     options.sha256 = *parsedPin;
   }
+  const PersonaView personaBefore = activePersonaView(paths);
   int exit = kExitOk;
   json results = json::array();
   for (msync::MarketplaceEntry* entry : chosen) {
@@ -251,6 +316,7 @@ int syncAll(const core::Paths& paths, const ParsedArgs& parsed) {
     }
   }
   if (parsed.has("--json")) std::printf("%s\n", jsonText(results).c_str());
+  warnIfActivePersonaChanged(personaBefore, activePersonaView(paths));
   return exit;
 }
 
@@ -315,6 +381,7 @@ int rollback(const core::Paths& paths, const ParsedArgs& parsed) {
     repinned = true;
     return {};
   };
+  const PersonaView personaBefore = activePersonaView(paths);
   const std::optional<std::string> pinBefore = entry->sha256;
   auto state = msync::rollbackMarketplace(paths, name, movePin);
   if (!state && repinned) {
@@ -322,6 +389,7 @@ int rollback(const core::Paths& paths, const ParsedArgs& parsed) {
     (void)msync::saveMarketplaceList(*list);
   }
   if (!state) return reportError(state.error());
+  warnIfActivePersonaChanged(personaBefore, activePersonaView(paths));
   if (parsed.has("--json")) {
     std::printf("%s\n", jsonText({{"name", name},
                                   {"live", generationJson(state->live)},
@@ -353,6 +421,7 @@ int removeOne(const core::Paths& paths, const ParsedArgs& parsed) {
   const std::string& name = parsed.positional[1];
   const msync::MarketplaceEntry* entry = list->find(name);
   if (entry == nullptr) return unknownMarketplace(name);
+  const PersonaView personaBefore = activePersonaView(paths);
   list->entries.erase(list->entries.begin() + (entry - list->entries.data()));
   // The list first: a marketplace it no longer names is never read, whatever is left.
   if (auto saved = msync::saveMarketplaceList(*list); !saved) return reportError(saved.error());
@@ -360,6 +429,7 @@ int removeOne(const core::Paths& paths, const ParsedArgs& parsed) {
     printWarning(removed.error().message);
   }
   printNote("removed marketplace " + name + " and its synced copies");
+  warnIfActivePersonaChanged(personaBefore, activePersonaView(paths));
   return kExitOk;
 }
 

@@ -1,5 +1,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "cli/args.h"
 #include "cli/command.h"
@@ -30,6 +32,12 @@ json entryJson(const core::PersonaEntry& entry) {
           {"roots", roots}};
 }
 
+// "shipped", "marketplace" or "user", as `kaja abilities --json` says it.
+std::string sourceOf(const marketplace::PersonaRecord& record) {
+  if (record.layer == marketplace::LayerKind::kMarketplace) return "marketplace";
+  return marketplace::describeLayer(record.layer, record.marketplace);
+}
+
 int listPersonas(const Context& context, bool asJson) {
   std::string active = personas::activePersona(context.paths.configDir);
   if (asJson) {
@@ -37,7 +45,9 @@ int listPersonas(const Context& context, bool asJson) {
     for (const auto& record : context.catalog.personas()) {
       json item = {{"name", record.name},
                    {"active", record.name == active},
-                   {"source", record.shipped ? "shipped" : "user"},
+                   {"source", sourceOf(record)},
+                   {"marketplace", record.marketplace.empty() ? json() : json(record.marketplace)},
+                   {"replaces", record.replaces.empty() ? json() : json(record.replaces)},
                    {"file", record.file},
                    {"warnings", record.warnings}};
       if (record.persona) {
@@ -58,6 +68,15 @@ int listPersonas(const Context& context, bool asJson) {
   for (const auto& record : context.catalog.personas()) {
     std::string marker = record.name == active ? "* " : "  ";
     std::printf("%s%s", marker.c_str(), colour(oneLine(record.name), "1", colourful).c_str());
+    std::vector<std::string> origin;
+    if (record.layer == marketplace::LayerKind::kMarketplace) {
+      origin.push_back("marketplace " + record.marketplace);
+    }
+    if (!record.replaces.empty()) origin.push_back("in place of the " + record.replaces + " one");
+    if (!origin.empty()) {
+      std::string text = origin[0] + (origin.size() > 1 ? ", " + origin[1] : "");
+      std::printf(" (%s)", oneLine(text).c_str());
+    }
     if (!record.persona) {
       std::printf("  %s\n",
                   colour("broken: " + oneLine(record.error.describe()), "31", colourful).c_str());

@@ -64,22 +64,32 @@ void loadAbilities(const fs::path& dir, const Layer& layer,
   }
 }
 
+PersonaRecord loadPersonaFile(const fs::path& path, const Layer& layer) {
+  const bool shipped = layer.kind == LayerKind::kShipped;
+  PersonaRecord record;
+  record.name = path.stem().string();
+  record.file = path.string();
+  record.shipped = shipped;
+  record.layer = layer.kind;
+  record.marketplace = layer.name;
+  if (auto persona = core::loadPersona(record.file)) {
+    persona->shipped = shipped;
+    record.persona = std::move(*persona);
+  } else {
+    record.error = persona.error();
+  }
+  return record;
+}
+
 void loadPersonas(const fs::path& dir, const Layer& layer,
                   std::map<std::string, PersonaRecord>& out) {
-  const bool shipped = layer.kind == LayerKind::kShipped;
   for (const auto& path : sortedEntries(dir)) {
     if (path.extension() != ".toml") continue;
-    PersonaRecord record;
-    record.name = path.stem().string();
-    record.file = path.string();
-    record.shipped = shipped;
-    record.layer = layer.kind;
-    record.marketplace = layer.name;
-    if (auto persona = core::loadPersona(record.file)) {
-      persona->shipped = shipped;
-      record.persona = std::move(*persona);
-    } else {
-      record.error = persona.error();
+    PersonaRecord record = loadPersonaFile(path, layer);
+    // A persona decides which folders a server may write, so one that takes the place of
+    // another says so wherever it is listed.
+    if (auto held = out.find(record.name); held != out.end()) {
+      record.replaces = describeLayer(held->second.layer, held->second.marketplace);
     }
     out.insert_or_assign(record.name, std::move(record));
   }
@@ -135,6 +145,21 @@ Catalog Catalog::loadLayers(const std::vector<Layer>& layers) {
     catalog.personas_.push_back(std::move(record));
   }
   return catalog;
+}
+
+std::optional<PersonaRecord> Catalog::loadOnePersona(const std::vector<Layer>& layers,
+                                                     const std::string& name) {
+  std::optional<PersonaRecord> found;
+  if (name.empty() || name.starts_with('.') || name.find('/') != std::string::npos) return found;
+  for (const Layer& layer : layers) {
+    fs::path file = fs::path(layer.dir) / "personas" / (name + ".toml");
+    std::error_code ec;
+    if (!fs::exists(file, ec)) continue;
+    std::string replaces = found ? describeLayer(found->layer, found->marketplace) : "";
+    found = loadPersonaFile(file, layer);
+    found->replaces = std::move(replaces);
+  }
+  return found;
 }
 
 std::vector<std::string> Catalog::addWorkspace(std::vector<AbilityRecord> records) {

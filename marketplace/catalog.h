@@ -59,6 +59,9 @@ struct PersonaRecord {
   std::optional<core::Persona> persona;
   core::Error error;                  ///< why it is broken, when `persona` is empty
   std::vector<std::string> warnings;  ///< e.g. an ability it names that does not exist
+  /// Where the persona of the same name that this one replaces came from ("shipped",
+  /// "marketplace NAME"), or "" when it replaces none.
+  std::string replaces;
 };
 
 /// Every ability and persona kaja knows, merged from its layers. A later layer's entry of
@@ -73,6 +76,11 @@ class Catalog {
   /// Loads `layers` in order, lowest first. In a kMarketplace layer, `approval = "never"`
   /// becomes "writes" and `trustedSandbox` is dropped, each with a note on the record.
   static Catalog loadLayers(const std::vector<Layer>& layers);
+
+  /// Loads only persona `name`, from the highest of `layers` that has it (with `replaces`
+  /// set as a full load would), or nullopt. Cheap: no ability manifest is read.
+  static std::optional<PersonaRecord> loadOnePersona(const std::vector<Layer>& layers,
+                                                     const std::string& name);
 
   /// Adds the records of a workspace's `.mcp.json` (kWorkspace). One never takes the place
   /// of an ability of the same name, from any layer: it is dropped and its name returned,

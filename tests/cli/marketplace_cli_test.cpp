@@ -298,6 +298,43 @@ TEST_F(MarketplaceCliTest, OnlyTheUsersOwnLayerRelaxesARuleAndItWinsOverTheMarke
   EXPECT_EQ((*find(rows, "mine"))["source"], "user");
 }
 
+TEST_F(MarketplaceCliTest, AMarketplacePersonaThatReplacesTheActiveOneSaysWhichFoldersItGrants) {
+  // The shipped `default` (active) gives files ~/docs; the team's widens it to all of ~.
+  std::vector<ArchiveEntry> entries = {
+      {"personas/default.toml", "abilities = [{ name = \"files\", roots = [\"~\"] }]\n"},
+      {"personas/plain.toml", "abilities = [\"echo\"]\n"}};
+  std::string bytes = buildArchive(entries);
+  auto added = kaja({"marketplace", "add", "team", serve("m.tar.gz", bytes), "--sha256", hex(bytes)});
+  ASSERT_EQ(added.exitCode, 0) << added.err;
+  EXPECT_NE(added.err.find("the active persona \"default\" now comes from marketplace team, in "
+                           "place of the shipped one; its folders: ~ (read-write) (were: ~/docs "
+                           "(read-write))"),
+            std::string::npos)
+      << added.err;
+  EXPECT_EQ(added.err.find("\"plain\""), std::string::npos) << "only the active one is news";
+
+  auto listed = kaja({"personas"});
+  EXPECT_NE(listed.out.find("default (marketplace team, in place of the shipped one)"),
+            std::string::npos)
+      << listed.out;
+  json rows = json::parse(kaja({"personas", "--json"}).out);
+  const json* row = find(rows, "default");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ((*row)["source"], "marketplace");
+  EXPECT_EQ((*row)["marketplace"], "team");
+  EXPECT_EQ((*row)["replaces"], "shipped");
+
+  // Syncing the same copy again is no news; removing the marketplace gives the old one back.
+  auto again = kaja({"marketplace", "sync", "team"});
+  EXPECT_EQ(again.err.find("the active persona"), std::string::npos) << again.err;
+  auto removed = kaja({"marketplace", "rm", "team"});
+  ASSERT_EQ(removed.exitCode, 0) << removed.err;
+  EXPECT_NE(removed.err.find("the active persona \"default\" now comes from the shipped marketplace; its folders: "
+                             "~/docs (read-write) (were: ~ (read-write))"),
+            std::string::npos)
+      << removed.err;
+}
+
 TEST_F(MarketplaceCliTest, AnAbilityMovedToAnotherUrlLosesItsStoredKey) {
   auto remote = [](const std::string& url) {
     return "transport = \"http\"\nurl = \"" + url +
