@@ -47,6 +47,7 @@ struct DoctorRow {
   std::string stderrTail;
   std::vector<std::string> offeredNames;
   bool needsKey = false;  ///< off for want of a key: doctor may offer to add one
+  std::vector<std::string> notes;  ///< the host's notes on its connect (ConnectReport::notes)
 };
 
 // Each persona's folders for `ability`, merged, so doctor checks the server with every
@@ -186,6 +187,7 @@ void fillFromReport(const core::ConnectReport& report, const core::Ability& abil
   row.ms = static_cast<long>(report.elapsed.count());
   row.cpuMs = static_cast<long>(report.cpu.count());
   row.stderrTail = report.stderrTail;
+  row.notes = report.notes;
   if (report.error) {
     row.state = "failed";
     row.error = report.error->message;
@@ -323,6 +325,7 @@ int report(Context& context, std::vector<DoctorRow>& rows, const std::vector<std
                                         [](const DoctorRow& row) { return row.state == "failed"; });
   std::vector<PersonaProblem> problems = checkPersonas(context, only);
   std::vector<std::string> warnings = personaWarnings(context, rows);
+  for (const auto& row : rows) warnings.insert(warnings.end(), row.notes.begin(), row.notes.end());
   if (asJson) {
     const bool ok = abilitiesOk && personasOk(problems);
     json out = toJson(rows, warnings, ok);

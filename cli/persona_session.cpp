@@ -36,6 +36,9 @@ core::Result<PersonaSession> PersonaSession::open(
   };
   session.host = std::make_unique<core::Host>(hostOptions);
   session.reports = session.host->activate(std::move(plan.activations));
+  for (const auto& report : session.reports) {
+    for (const auto& note : report.notes) printWarning(note);
+  }
   return session;
 }
 

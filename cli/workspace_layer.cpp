@@ -199,6 +199,7 @@ Workspace readWorkspace(const std::string& dir, const EnvLookup& env,
       }
     }
     plan->ability.manifestPath = workspace.file;
+    plan->ability.maxTools = kMaxWorkspaceTools;
     if (plan->key) workspace.keys[name] = *plan->key;
     record.ability = std::move(plan->ability);
     workspace.records.push_back(std::move(record));

@@ -19,6 +19,8 @@ namespace kaja::cli {
 
 /// The most servers one workspace file may bring (V7).
 inline constexpr std::size_t kMaxWorkspaceServers = 32;
+/// At most this many tools of one workspace server are offered (V7); the rest are left out.
+inline constexpr std::size_t kMaxWorkspaceTools = 64;
 
 /// Returns the environment variable `name`, or nullopt when it is unset.
 using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;

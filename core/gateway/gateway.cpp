@@ -80,6 +80,7 @@ Gateway::Impl::Impl(boost::asio::io_context& context, GatewayOptions opts)
       if (failures.contains(report.ability)) log(report.ability + " is running again");
       failures.erase(report.ability);
       if (!report.reused) remember(report.ability, report.tools);
+      for (const auto& note : report.notes) log(note);
     }
     if (user.connected) user.connected(report);
   };

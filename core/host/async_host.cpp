@@ -82,8 +82,8 @@ struct AsyncHost::Impl {
     std::vector<ConnectReport> reports;
     std::deque<size_t> queue;  ///< indexes into `wanted` still to start
     std::vector<Activation> wanted;
-    size_t running = 0;
-    size_t runningStdio = 0;
+    size_t running = 0;       ///< connects started and not yet finished, of any transport
+    size_t runningStdio = 0;  ///< of which stdio
     size_t outstanding = 0;  ///< connects and closes not yet finished
     std::function<void(std::vector<ConnectReport>)> done;
   };
@@ -137,12 +137,28 @@ struct AsyncHost::Impl {
       size_t index = batch->queue.front();
       bool isStdio = batch->wanted[index].resolution.launch.has_value();
       if (isStdio && batch->runningStdio >= options.maxParallelStdio) return;
+      if (batch->running >= options.maxParallelConnects) return;
       batch->queue.pop_front();
       if (isStdio) ++batch->runningStdio;
+      ++batch->running;
       ++batch->outstanding;
       startConnect(batch, index, options.discover,
                    Clock::now() + connectLimit(batch->wanted[index]));
     }
+  }
+
+  // Keeps the first `maxTools` of a server's tools (V7); returns what it says about the
+  // rest, or "" when nothing was left out.
+  static std::string capTools(const Connection& connection, const std::string& name,
+                              std::vector<mcp::Tool>& tools) {
+    const auto& max = connection.activation.ability.maxTools;
+    if (!max || tools.size() <= *max) return "";
+    std::string note = name + " offers " + std::to_string(tools.size()) +
+                       " tools; kaja takes only the first " + std::to_string(*max) +
+                       " from a workspace's server, so " + tools[*max].name +
+                       " and the rest are left out";
+    tools.resize(*max);
+    return note;
   }
 
   // Ends one connect with its tools or its error, exactly once.
@@ -163,7 +179,11 @@ struct AsyncHost::Impl {
       }
     }
     if (connection->activation.resolution.launch) --batch->runningStdio;
+    --batch->running;
     if (tools) {
+      if (auto note = capTools(*connection, attempt->name, *tools); !note.empty()) {
+        report.notes.push_back(std::move(note));
+      }
       report.ok = true;
       report.rootsWait = connection->rootsWait;
       report.tools = *tools;
@@ -216,9 +236,11 @@ struct AsyncHost::Impl {
       if (options.events.notification) options.events.notification(name, notification);
     });
     std::weak_ptr<Connection> weak = connection;
-    client.setToolsChangedHandler([this, weak, name](const std::vector<mcp::Tool>& tools) {
+    client.setToolsChangedHandler([this, weak, name](const std::vector<mcp::Tool>& changed) {
       auto alive = weak.lock();
       if (!alive) return;
+      std::vector<mcp::Tool> tools = changed;
+      if (auto note = capTools(*alive, name, tools); !note.empty()) warn(note);
       alive->tools = tools;
       auto it = connections.find(name);
       if (it != connections.end() && it->second == alive && options.events.toolsChanged) {
@@ -399,6 +421,15 @@ struct AsyncHost::Impl {
     return it == connections.end() ? nullptr : it->second->client.get();
   }
 
+  /// Whether a call to `tool` is one kaja left out of `ability`'s capped list (V7).
+  [[nodiscard]] bool leftOut(const std::string& ability, const std::string& tool) const {
+    auto it = connections.find(ability);
+    if (it == connections.end() || !it->second->activation.ability.maxTools) return false;
+    const auto& tools = it->second->tools;
+    return std::none_of(tools.begin(), tools.end(),
+                        [&](const mcp::Tool& held) { return held.name == tool; });
+  }
+
   /// The error for a request to `ability` while it is not connected: why its connection
   /// ended, when it ended by itself, so that the reason is not lost to a race.
   [[nodiscard]] Error notConnected(const std::string& ability) const {
@@ -454,6 +485,14 @@ HostCall AsyncHost::callTool(const std::string& ability, const std::string& tool
   if (client == nullptr) {
     asio::post(impl_->io, [done = std::move(done), why = impl_->notConnected(ability)] {
       done(std::unexpected(why));
+    });
+    return {ability, 0};
+  }
+  if (impl_->leftOut(ability, tool)) {
+    asio::post(impl_->io, [done = std::move(done), ability, tool] {
+      done(core::fail(ErrorCode::kRefused, ability + " offers no tool " + tool +
+                                               " here: kaja takes only the first tools of a "
+                                               "workspace's server"));
     });
     return {ability, 0};
   }

@@ -38,6 +38,9 @@ struct ConnectReport {
   std::string protocolVersion;
   std::string serverName;
   bool reused = false;  ///< it was already connected and was kept
+  /// What a person should hear about this connect even without --verbose, one sentence
+  /// each: e.g. tools left out of a workspace's server (V7).
+  std::vector<std::string> notes;
 };
 
 /// Answers one request a server made (sampling/createMessage, elicitation/create): call
@@ -76,6 +79,7 @@ struct HostOptions {
   std::chrono::milliseconds connectTimeout{10000};  ///< start + initialize + tools/list (K9)
   std::chrono::milliseconds callTimeout{15000};     ///< per tools/call by default (U6)
   std::size_t maxParallelStdio = 4;                 ///< stdio servers starting at once (U6)
+  std::size_t maxParallelConnects = 16;             ///< connects of any kind at once (V7)
   /// Try protocol 2026-07-28 (server/discover) first, falling back to initialize.
   bool discover = true;
   /// Whether a `roots` server counts as connected only once it has fetched its roots (and

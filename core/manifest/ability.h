@@ -86,6 +86,10 @@ struct Ability {
   std::vector<std::string> localOnlyArgs;
   bool trustedSandbox = false;
   std::map<std::string, std::string> toolDescriptions;
+  /// At most this many of the server's tools are offered, the first in the server's own
+  /// order; unset means no limit. Not a manifest key: kaja sets it for a workspace's server
+  /// (V7: 64), which a cloned project could otherwise flood a persona with.
+  std::optional<std::size_t> maxTools;
   Lifecycle lifecycle = Lifecycle::kLazy;
   int idleTimeoutSeconds = kDefaultIdleTimeoutSeconds;  ///< `idleTimeout`, in seconds
 

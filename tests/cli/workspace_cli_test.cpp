@@ -132,6 +132,36 @@ TEST_F(WorkspaceCliTest, AServerIsOffUntilEnabledThenConnects) {
   EXPECT_EQ((*row(abilities(), "shared-server"))["state"], "off");
 }
 
+TEST_F(WorkspaceCliTest, AWorkspaceServerOffersAtMostSixtyFourTools) {
+  json tools = json::array();
+  for (int i = 0; i < 70; ++i) {
+    tools.push_back({{"name", "t" + std::to_string(100 + i)},
+                     {"inputSchema", {{"type", "object"}}}});
+  }
+  root_.write("tools.json", tools.dump());
+  writeMcpJson({{"flood",
+                 {{"command", nodePath()},
+                  {"args", {std::string(KAJA_SOURCE_DIR) + "/tests/servers/scripted_tools_server.mjs",
+                            root_.path() + "/tools.json"}}}}});
+  ASSERT_EQ(kajaIn({"enable", "flood"}).exitCode, 0);
+
+  auto listed = kajaIn({"tools", "flood", "--json"});
+  ASSERT_EQ(listed.exitCode, 0) << listed.err;
+  EXPECT_NE(listed.err.find("flood offers 70 tools; kaja takes only the first 64 from a "
+                            "workspace's server, so t164 and the rest are left out"),
+            std::string::npos)
+      << listed.err;
+  EXPECT_NE(listed.out.find("t163"), std::string::npos);
+  EXPECT_EQ(listed.out.find("t164"), std::string::npos);
+
+  auto doctor = kajaIn({"doctor", "flood", "--json"});
+  EXPECT_NE(doctor.out.find("t164 and the rest are left out"), std::string::npos) << doctor.out;
+  EXPECT_EQ(kajaIn({"call", "--yes", "flood", "t163"}).exitCode, 0);
+  auto past = kajaIn({"call", "--yes", "flood", "t169"});
+  EXPECT_NE(past.exitCode, 0);
+  EXPECT_NE(past.err.find("t169"), std::string::npos) << past.err;
+}
+
 TEST_F(WorkspaceCliTest, ExpandsVariablesAsClaudeCodeDoes) {
   // Claude Code's documented example of expansion, pointed at this machine.
   writeMcpJson({{"api-server",

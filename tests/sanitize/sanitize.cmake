@@ -18,3 +18,17 @@ endif()
 add_compile_options(-fsanitize=${KAJA_SANITIZE} -fno-sanitize-recover=all
                     -fno-omit-frame-pointer)
 add_link_options(-fsanitize=${KAJA_SANITIZE} -fno-sanitize-recover=all)
+string(REPLACE "," ";" KAJA_SANITIZE_LIST "${KAJA_SANITIZE}")
+
+# The options compiled into every program, and the folder each report is written to (see
+# report_hooks.cpp). The link_libraries call comes after the hooks' own library, which must
+# not link itself, and before everything else.
+set(KAJA_SANITIZE_REPORT_DIR ${CMAKE_BINARY_DIR}/sanitizer-reports)
+file(MAKE_DIRECTORY ${KAJA_SANITIZE_REPORT_DIR})
+add_library(kaja_sanitize_hooks OBJECT ${CMAKE_SOURCE_DIR}/tests/sanitize/report_hooks.cpp)
+target_compile_definitions(kaja_sanitize_hooks PRIVATE
+  KAJA_SANITIZE_REPORT_DIR="${KAJA_SANITIZE_REPORT_DIR}")
+if("undefined" IN_LIST KAJA_SANITIZE_LIST)
+  target_compile_definitions(kaja_sanitize_hooks PRIVATE KAJA_SANITIZE_UNDEFINED)
+endif()
+link_libraries(kaja_sanitize_hooks)

@@ -208,6 +208,42 @@ TEST(HostTest, RemoteAbilitiesConnectAndADeadPortIsSkipped) {
   EXPECT_THAT(echo->text(), HasSubstr("over http"));
 }
 
+TEST(HostTest, AtMostSixteenConnectsOfAnyKindRunAtOnce) {
+  auto http =
+      kaja::testing::ServerProcess::start(kaja::testing::everythingHttpPlan("streamableHttp"));
+  ASSERT_TRUE(http);
+  HostOptions options;
+  options.connectTimeout = std::chrono::seconds(20);
+  int connecting = 0;
+  int peak = 0;
+  options.events.connecting = [&](const std::string&) { peak = std::max(peak, ++connecting); };
+  options.events.connected = [&](const ConnectReport&) { --connecting; };
+  Host host(options);
+  std::vector<Activation> wanted;
+  for (int i = 0; i < 20; ++i) {
+    wanted.push_back(remoteActivation("remote" + std::to_string(i), http->url("/mcp"), false));
+  }
+  auto reports = host.activate(wanted);
+  for (const auto& report : reports) {
+    EXPECT_TRUE(report.ok) << report.ability << ": " << report.error->describe();
+  }
+  EXPECT_EQ(peak, 16);
+
+  // The limit counts stdio servers too, below their own limit of four.
+  HostOptions small;
+  small.maxParallelConnects = 3;
+  connecting = 0;
+  peak = 0;
+  small.events = options.events;
+  Host other(small);
+  wanted.clear();
+  for (int i = 0; i < 5; ++i) {
+    wanted.push_back(stdioActivation("fault" + std::to_string(i), kaja::testing::faultPlan()));
+  }
+  for (const auto& report : other.activate(wanted)) EXPECT_TRUE(report.ok) << report.ability;
+  EXPECT_EQ(peak, 3);
+}
+
 TEST(HostTest, AServerThatHangsUpOnDiscoverIsStartedAgainWithInitialize) {
   // An old server that exits on any method it does not know, before initialize.
   kaja::testing::ScopedTempDir dir;
