@@ -37,12 +37,9 @@ Row describe(const marketplace::AbilityRecord& record, const core::RunnerContext
              const core::Secrets& secrets) {
   Row row;
   row.name = record.name;
-  const bool workspace = record.layer == marketplace::LayerKind::kWorkspace;
-  row.source = record.layer == marketplace::LayerKind::kMarketplace
-                   ? "marketplace"
-                   : marketplace::describeLayer(record.layer, record.marketplace);
+  row.source = marketplace::sourceName(record.layer);
   row.marketplace = record.marketplace;
-  row.manifest = workspace ? record.dir + "/.mcp.json" : record.dir + "/mcp.toml";
+  row.manifest = marketplace::manifestFile(record);
   row.warnings = record.notes;
   if (!record.ability) {
     row.state = "broken";
@@ -55,11 +52,10 @@ Row describe(const marketplace::AbilityRecord& record, const core::RunnerContext
   core::Resolution resolution = core::resolveAbility(ability, runners, secrets.key(ability.name));
   row.state = core::toString(resolution.state);
   row.reason = resolution.reason;
-  if (workspace && !record.enabled && resolution.state == core::AbilityState::kOn) {
-    // A project's file may name any command: nothing of it runs before the user says so.
+  if (auto off = marketplace::offUntilEnabled(record);
+      off && resolution.state == core::AbilityState::kOn) {
     row.state = "off";
-    row.reason = "a server of this workspace's .mcp.json, off until you run `kaja enable " +
-                 record.name + "`";
+    row.reason = *off;
   }
   if (resolution.runner) row.runner = core::toString(*resolution.runner);
   row.runs = resolution.runs();

@@ -46,7 +46,7 @@ struct DoctorRow {
   std::string hint;
   std::string stderrTail;
   std::vector<std::string> offeredNames;
-  bool needsKey = false;  ///< off for want of a key: doctor may offer to add one
+  bool needsKey = false;           ///< off for want of a key: doctor may offer to add one
   std::vector<std::string> notes;  ///< the host's notes on its connect (ConnectReport::notes)
 };
 
@@ -118,11 +118,10 @@ std::optional<core::Activation> plan(const marketplace::AbilityRecord& record,
   }
   const core::Ability& ability = *record.ability;
   row.transport = core::toString(ability.transport);
-  if (record.layer == marketplace::LayerKind::kWorkspace && !record.enabled) {
-    // A project's file may name any command: doctor starts none of it unasked.
+  if (auto off = marketplace::offUntilEnabled(record)) {
+    // Doctor starts none of it unasked either.
     row.state = "off";
-    row.hint = "a server of this workspace's .mcp.json; `kaja enable " + record.name +
-               "` turns it on here";
+    row.hint = *off;
     return std::nullopt;
   }
   core::Resolution resolution =

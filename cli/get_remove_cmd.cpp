@@ -54,13 +54,9 @@ int runGet(std::span<const std::string> args) {
   const marketplace::AbilityRecord* record = findOrSay(*context, name);
   if (record == nullptr) return kExitUsage;
   using marketplace::LayerKind;
-  const bool workspace = record->layer == LayerKind::kWorkspace;
-  const std::string file = workspace ? record->dir + "/.mcp.json" : record->dir + "/mcp.toml";
-  const std::string source = record->layer == LayerKind::kMarketplace
-                                 ? "marketplace"
-                                 : marketplace::describeLayer(record->layer, "");
+  const std::string file = marketplace::manifestFile(*record);
   json out = {{"name", name},
-              {"source", source},
+              {"source", marketplace::sourceName(record->layer)},
               {"marketplace", record->marketplace.empty() ? json() : json(record->marketplace)},
               {"manifest", file},
               {"overridesShipped", !record->shipped && shippedExists(*context, name)},
@@ -80,10 +76,10 @@ int runGet(std::span<const std::string> args) {
         core::resolveAbility(ability, *runners, context->secrets.key(name));
     out["state"] = core::toString(resolution.state);
     if (!resolution.reason.empty()) out["reason"] = resolution.reason;
-    if (workspace && !record->enabled && resolution.state == core::AbilityState::kOn) {
+    if (auto off = marketplace::offUntilEnabled(*record);
+        off && resolution.state == core::AbilityState::kOn) {
       out["state"] = "off";
-      out["reason"] =
-          "a server of this workspace's .mcp.json, off until you run `kaja enable " + name + "`";
+      out["reason"] = *off;
     }
     if (resolution.runner) out["runner"] = core::toString(*resolution.runner);
     if (std::string runs = resolution.runs(); !runs.empty()) out["runs"] = runs;
@@ -100,8 +96,8 @@ int runGet(std::span<const std::string> args) {
   const std::string from = record->layer == LayerKind::kShipped ? "shipped with kaja"
                            : record->layer == LayerKind::kMarketplace
                                ? "from marketplace " + record->marketplace
-                           : workspace ? "from this workspace"
-                                       : "your own";
+                           : record->layer == LayerKind::kWorkspace ? "from this workspace"
+                                                                    : "your own";
   std::printf("%s (%s%s)\n", oneLine(name).c_str(), oneLine(from).c_str(),
               out["overridesShipped"] ? ", in place of the shipped one" : "");
   std::printf("manifest: %s\nstate:    %s\n", oneLine(file).c_str(), text("state").c_str());

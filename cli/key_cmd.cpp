@@ -61,14 +61,27 @@ int keyList(const Context& context, bool asJson) {
     if (!record.ability || !record.ability->auth) continue;
     bool stored = context.secrets.has(record.name);
     bool keyless = record.ability->auth->keyless;
+    // A workspace server's key comes from the environment its `.mcp.json` names, and a
+    // stored key given for the server an ability reached before is not sent to this one.
+    bool fromWorkspace = context.secrets.hasTransient(record.name);
+    bool withheld = stored && context.secrets.withheld(record.name);
     if (asJson) {
-      out.push_back({{"name", record.name}, {"stored", stored}, {"keyless", keyless}});
-    } else {
-      std::printf("%-24s %s\n", record.name.c_str(),
-                  stored    ? "key stored"
-                  : keyless ? "no key (works without one; a key may raise limits)"
-                            : "no key (off until you add one)");
+      out.push_back({{"name", record.name},
+                     {"stored", stored},
+                     {"keyless", keyless},
+                     {"fromWorkspace", fromWorkspace},
+                     {"withheld", withheld}});
+      continue;
     }
+    std::string state = fromWorkspace ? "key from the environment the workspace's .mcp.json names "
+                                        "(not stored)"
+                        : withheld    ? "key stored for the server it reached before, so not sent "
+                                        "(`kaja key set " +
+                                         record.name + "` stores one for this one)"
+                        : stored  ? "key stored"
+                        : keyless ? "no key (works without one; a key may raise limits)"
+                                  : "no key (off until you add one)";
+    std::printf("%-24s %s\n", record.name.c_str(), oneLine(state).c_str());
   }
   if (asJson) std::printf("%s\n", jsonText(out).c_str());
   return kExitOk;

@@ -32,12 +32,6 @@ json entryJson(const core::PersonaEntry& entry) {
           {"roots", roots}};
 }
 
-// "shipped", "marketplace" or "user", as `kaja abilities --json` says it.
-std::string sourceOf(const marketplace::PersonaRecord& record) {
-  if (record.layer == marketplace::LayerKind::kMarketplace) return "marketplace";
-  return marketplace::describeLayer(record.layer, record.marketplace);
-}
-
 int listPersonas(const Context& context, bool asJson) {
   std::string active = personas::activePersona(context.paths.configDir);
   if (asJson) {
@@ -45,7 +39,7 @@ int listPersonas(const Context& context, bool asJson) {
     for (const auto& record : context.catalog.personas()) {
       json item = {{"name", record.name},
                    {"active", record.name == active},
-                   {"source", sourceOf(record)},
+                   {"source", marketplace::sourceName(record.layer)},
                    {"marketplace", record.marketplace.empty() ? json() : json(record.marketplace)},
                    {"replaces", record.replaces.empty() ? json() : json(record.replaces)},
                    {"file", record.file},

@@ -115,7 +115,8 @@ std::optional<std::string> findWorkspace(const std::string& cwd, const std::stri
   fs::path stop = home.empty() ? fs::path() : fs::weakly_canonical(home, ec);
   for (; !dir.empty(); dir = dir.parent_path()) {
     if (!stop.empty() && dir == stop) return std::nullopt;
-    if (fs::is_regular_file(dir / kFileName, ec)) return dir.string();
+    // Anything there by that name counts, so a FIFO or a folder is a warning, not silence.
+    if (fs::exists(fs::status(dir / kFileName, ec))) return dir.string();
     if (dir == dir.root_path()) break;
   }
   return std::nullopt;

@@ -111,6 +111,21 @@ std::string describeLayer(LayerKind kind, const std::string& name) {
   return "user";
 }
 
+std::string sourceName(LayerKind kind) {
+  return kind == LayerKind::kMarketplace ? "marketplace" : describeLayer(kind, "");
+}
+
+std::string manifestFile(const AbilityRecord& record) {
+  return record.dir + (record.layer == LayerKind::kWorkspace ? "/.mcp.json" : "/mcp.toml");
+}
+
+std::optional<std::string> offUntilEnabled(const AbilityRecord& record) {
+  if (record.layer != LayerKind::kWorkspace || record.enabled) return std::nullopt;
+  // A project's file may name any command: nothing of it runs before the user says so.
+  return "a server of this workspace's .mcp.json, off until you run `kaja enable " + record.name +
+         "`";
+}
+
 Catalog Catalog::load(const std::vector<std::string>& layers, bool firstLayerShipped) {
   std::vector<Layer> kinds;
   for (size_t i = 0; i < layers.size(); ++i) {

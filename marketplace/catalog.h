@@ -30,6 +30,10 @@ struct Layer {
 /// Returns "shipped", "user" or "marketplace NAME": where a record came from, for listings.
 std::string describeLayer(LayerKind kind, const std::string& name);
 
+/// Returns "shipped", "marketplace", "user" or "workspace": a record's source in the
+/// listings' --json (the marketplace's own name goes in a field of its own).
+std::string sourceName(LayerKind kind);
+
 /// One ability folder as found on disk: loaded, or broken with the reason.
 struct AbilityRecord {
   std::string name;
@@ -48,6 +52,13 @@ struct AbilityRecord {
   /// the user's own layer may make.
   std::vector<std::string> notes;
 };
+
+/// Returns the file a record was read from: its `mcp.toml`, or the workspace's `.mcp.json`.
+std::string manifestFile(const AbilityRecord& record);
+
+/// Returns why `record` is off although nothing else stops it: a workspace's server that
+/// `kaja enable` has not turned on here (V3); nullopt for every other record.
+std::optional<std::string> offUntilEnabled(const AbilityRecord& record);
 
 /// One persona file as found on disk.
 struct PersonaRecord {

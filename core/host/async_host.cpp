@@ -84,7 +84,7 @@ struct AsyncHost::Impl {
     std::vector<Activation> wanted;
     size_t running = 0;       ///< connects started and not yet finished, of any transport
     size_t runningStdio = 0;  ///< of which stdio
-    size_t outstanding = 0;  ///< connects and closes not yet finished
+    size_t outstanding = 0;   ///< connects and closes not yet finished
     std::function<void(std::vector<ConnectReport>)> done;
   };
 

@@ -38,6 +38,14 @@ class Secrets {
   /// Sets a key for this process only, which key() returns before a stored one and save()
   /// never writes: a workspace server's key expanded from the environment.
   void setTransient(const std::string& ability, std::string key);
+  /// Returns true when `ability` has a key for this process only (setTransient).
+  [[nodiscard]] bool hasTransient(const std::string& ability) const {
+    return transient_.contains(ability);
+  }
+  /// Returns true when the stored key of `ability` is withheld (withholdMoved).
+  [[nodiscard]] bool withheld(const std::string& ability) const {
+    return withheld_.contains(ability);
+  }
   /// Returns false when there was no key to remove.
   bool remove(const std::string& ability);
 

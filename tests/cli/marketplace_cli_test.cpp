@@ -304,7 +304,8 @@ TEST_F(MarketplaceCliTest, AMarketplacePersonaThatReplacesTheActiveOneSaysWhichF
       {"personas/default.toml", "abilities = [{ name = \"files\", roots = [\"~\"] }]\n"},
       {"personas/plain.toml", "abilities = [\"echo\"]\n"}};
   std::string bytes = buildArchive(entries);
-  auto added = kaja({"marketplace", "add", "team", serve("m.tar.gz", bytes), "--sha256", hex(bytes)});
+  auto added =
+      kaja({"marketplace", "add", "team", serve("m.tar.gz", bytes), "--sha256", hex(bytes)});
   ASSERT_EQ(added.exitCode, 0) << added.err;
   EXPECT_NE(added.err.find("the active persona \"default\" now comes from marketplace team, in "
                            "place of the shipped one; its folders: ~ (read-write) (were: ~/docs "
@@ -329,9 +330,11 @@ TEST_F(MarketplaceCliTest, AMarketplacePersonaThatReplacesTheActiveOneSaysWhichF
   EXPECT_EQ(again.err.find("the active persona"), std::string::npos) << again.err;
   auto removed = kaja({"marketplace", "rm", "team"});
   ASSERT_EQ(removed.exitCode, 0) << removed.err;
-  EXPECT_NE(removed.err.find("the active persona \"default\" now comes from the shipped marketplace; its folders: "
-                             "~/docs (read-write) (were: ~ (read-write))"),
-            std::string::npos)
+  EXPECT_NE(
+      removed.err.find(
+          "the active persona \"default\" now comes from the shipped marketplace; its folders: "
+          "~/docs (read-write) (were: ~ (read-write))"),
+      std::string::npos)
       << removed.err;
 }
 

@@ -2,6 +2,7 @@
 // it), its servers off until `kaja enable`, which is kept in kaja's data and never in the
 // workspace; a server of the file never runs unasked and never takes an ability's place.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -135,14 +136,15 @@ TEST_F(WorkspaceCliTest, AServerIsOffUntilEnabledThenConnects) {
 TEST_F(WorkspaceCliTest, AWorkspaceServerOffersAtMostSixtyFourTools) {
   json tools = json::array();
   for (int i = 0; i < 70; ++i) {
-    tools.push_back({{"name", "t" + std::to_string(100 + i)},
-                     {"inputSchema", {{"type", "object"}}}});
+    tools.push_back(
+        {{"name", "t" + std::to_string(100 + i)}, {"inputSchema", {{"type", "object"}}}});
   }
   root_.write("tools.json", tools.dump());
   writeMcpJson({{"flood",
                  {{"command", nodePath()},
-                  {"args", {std::string(KAJA_SOURCE_DIR) + "/tests/servers/scripted_tools_server.mjs",
-                            root_.path() + "/tools.json"}}}}});
+                  {"args",
+                   {std::string(KAJA_SOURCE_DIR) + "/tests/servers/scripted_tools_server.mjs",
+                    root_.path() + "/tools.json"}}}}});
   ASSERT_EQ(kajaIn({"enable", "flood"}).exitCode, 0);
 
   auto listed = kajaIn({"tools", "flood", "--json"});
@@ -190,6 +192,23 @@ TEST_F(WorkspaceCliTest, ExpandsVariablesAsClaudeCodeDoes) {
   EXPECT_EQ(stored.exitCode, 0) << stored.err;
   EXPECT_EQ(readFile(secretsFile()).find("sekrit-value-42"), std::string::npos);
   EXPECT_NE(readFile(secretsFile()).find("echo-key"), std::string::npos);
+
+  // `kaja key list` says where the workspace server's key comes from, and never shows it.
+  auto keys =
+      kajaIn({"key", "list"}, {"API_BASE_URL=http://127.0.0.1:9", "API_KEY=sekrit-value-42"});
+  ASSERT_EQ(keys.exitCode, 0) << keys.err;
+  EXPECT_NE(keys.out.find("api-server               key from the environment the workspace's "
+                          ".mcp.json names (not stored)"),
+            std::string::npos)
+      << keys.out;
+  EXPECT_EQ(keys.out.find("sekrit-value-42"), std::string::npos);
+  auto keysJson = kajaIn({"key", "list", "--json"},
+                         {"API_BASE_URL=http://127.0.0.1:9", "API_KEY=sekrit-value-42"});
+  json listed = json::parse(keysJson.out);
+  const json* apiKey = row(listed, "api-server");
+  ASSERT_NE(apiKey, nullptr) << keysJson.out;
+  EXPECT_EQ((*apiKey)["stored"], false);
+  EXPECT_EQ((*apiKey)["fromWorkspace"], true);
 }
 
 TEST_F(WorkspaceCliTest, NeverTakesAnAbilitysPlaceAndRefusesWhatItCannotUse) {
@@ -238,6 +257,17 @@ TEST_F(WorkspaceCliTest, ABrokenFileIsAWarningAndEverythingElseWorks) {
   auto shape = kajaIn({"abilities"});
   EXPECT_EQ(shape.exitCode, 0);
   EXPECT_NE(shape.err.find("holds no \"mcpServers\" object"), std::string::npos) << shape.err;
+
+  // A FIFO by that name is no file to read, but it is not passed over in silence either
+  // (and kaja does not wait on it).
+  fs::remove(project_ + "/.mcp.json");
+  ASSERT_EQ(::mkfifo((project_ + "/.mcp.json").c_str(), 0644), 0);
+  auto fifo = kajaIn({"abilities"});
+  EXPECT_EQ(fifo.exitCode, 0) << fifo.err;
+  EXPECT_NE(fifo.err.find(".mcp.json is not a regular file; its servers are not used"),
+            std::string::npos)
+      << fifo.err;
+  fs::remove(project_ + "/.mcp.json");
 
   // KAJA_WORKSPACE=none turns workspaces off.
   writeMcpJson({{"fine", {{"command", "/bin/cat"}}}});

@@ -122,10 +122,11 @@ TEST_F(SyncSwitchTest, RollbackShowsTheHookTheCopyAboutToGoLiveAndStopsWhenItFai
   EXPECT_EQ(liveSha(), v2);
 
   std::string seen;
-  auto back = rollbackMarketplace(paths_, "team", [&](const Generation& next) -> core::Result<void> {
-    seen = next.sha256;
-    return {};
-  });
+  auto back =
+      rollbackMarketplace(paths_, "team", [&](const Generation& next) -> core::Result<void> {
+        seen = next.sha256;
+        return {};
+      });
   ASSERT_TRUE(back.has_value()) << back.error().message;
   EXPECT_EQ(seen, v1);
   EXPECT_EQ(liveSha(), v1);
