@@ -30,6 +30,7 @@ core::Result<PersonaSession> PersonaSession::open(
   personas::ActivationPlan plan =
       personas::planActivations(wanted, session.runners, session.context.secrets);
   session.skipped = std::move(plan.skipped);
+  session.refused = std::move(plan.refused);
   core::HostOptions hostOptions;
   hostOptions.events.warning = [](const std::string& text) {
     if (options().verbose) printWarning(text);
@@ -92,7 +93,10 @@ const core::ConnectReport* PersonaSession::connected(const std::string& ability,
   const core::ConnectReport* found = report(ability);
   if (found == nullptr) {
     printError(skipped.empty() ? ability + " is not available" : skipped.front());
-    exitCode = kExitConnect;
+    // Refused by a rule is a refusal (3), as a rule's refusal of a call is; off and left
+    // out are what a connect failure is (4).
+    exitCode = std::find(refused.begin(), refused.end(), ability) != refused.end() ? kExitRefused
+                                                                                   : kExitConnect;
     return nullptr;
   }
   if (found->error) {

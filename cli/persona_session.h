@@ -29,6 +29,7 @@ struct PersonaSession {
   std::unique_ptr<core::Host> host;
   std::vector<core::ConnectReport> reports;  ///< one per ability the host tried
   std::vector<std::string> skipped;          ///< abilities off or left out, with why
+  std::vector<std::string> refused;          ///< of those, the ones a rule refused
 
   /// Loads the config, resolves `personaName` (or the active persona) and connects its
   /// abilities; with `only` set, just those (and none when `only` names none of them).

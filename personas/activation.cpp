@@ -15,6 +15,7 @@ ActivationPlan planActivations(const ResolvedPersona& persona, const core::Runne
     if (resolution.state != core::AbilityState::kOn) {
       plan.skipped.push_back(name + " is " + core::toString(resolution.state) + ": " +
                              resolution.reason);
+      if (resolution.state == core::AbilityState::kRefused) plan.refused.push_back(name);
       continue;
     }
     core::Activation activation{active.ability, std::move(resolution), {}};

@@ -14,6 +14,7 @@ namespace kaja::personas {
 struct ActivationPlan {
   std::vector<core::Activation> activations;
   std::vector<std::string> skipped;  ///< one sentence per ability that is off or left out
+  std::vector<std::string> refused;  ///< of those, the ones a rule refused (the allow-list)
 };
 
 /// Turns a resolved persona into activations: each ability's runner, key and MCP roots (its

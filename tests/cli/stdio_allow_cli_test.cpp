@@ -108,7 +108,7 @@ TEST_F(StdioAllowCliTest, AbilitiesDoctorAndCallShowTheRefusalAndTheRestWorks) {
   EXPECT_THAT(call.out, HasSubstr("through"));
   const auto refusedCall =
       kaja({"call", "blocked", "echo", json{{"message", "unsaid-" + tag_}}.dump()});
-  EXPECT_NE(refusedCall.exitCode, 0);
+  EXPECT_EQ(refusedCall.exitCode, 3) << "a refusal, as a rule refusing a call is";
   EXPECT_THAT(refusedCall.err, HasSubstr("blocked is refused: the stdio allow-list"));
   EXPECT_THAT(refusedCall.out, Not(HasSubstr("unsaid-")));
   // Nothing of `blocked` ever ran.
