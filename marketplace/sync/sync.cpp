@@ -171,6 +171,15 @@ void sweepLater(const std::string& dir) {
   if (child == 0) {
     // The grandchild does the work, so the sync never leaves a zombie behind.
     if (::fork() == 0) {
+      // It holds nothing of the sync's: not the marketplace's lock (a flock lives as long
+      // as any copy of its descriptor, so the next sync would wait for this one), and not
+      // the caller's stdout or stderr (whose reader would wait for them to close).
+      int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+      if (null >= 0) {
+        for (int fd = 0; fd <= 2; ++fd) ::dup2(null, fd);
+      }
+      ::close_range(3, ~0U, 0);
+      (void)::nice(10);
       std::error_code ec;
       for (const auto& path : trash) fs::remove_all(path, ec);
     }
@@ -288,7 +297,8 @@ core::Result<SyncReport> syncMarketplace(const core::Paths& paths, const Marketp
   const std::string dir = marketplaceDir(paths, name);
   auto lock = FolderLock::take(dir);
   if (!lock) return failAt("lock", lock.error());
-  sweep(dir);
+  // What earlier syncs left (copies no link names, an interrupted sync's folder) is swept
+  // once this one switched, in the background: a sync never waits for unlinking.
 
   step("fetch");
   auto bytes = fetchSource(entry.source, options.fetch);

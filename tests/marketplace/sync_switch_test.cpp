@@ -1,9 +1,14 @@
 // The moment a sync or a rollback switches copies: the caller's hook (which saves a new pin)
 // runs while the old copy is still live, and a hook that fails leaves everything as it was.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include "marketplace/sync/sync.h"
 #include "marketplace/sync/verify.h"
@@ -131,6 +136,36 @@ TEST_F(SyncSwitchTest, RollbackShowsTheHookTheCopyAboutToGoLiveAndStopsWhenItFai
   EXPECT_EQ(seen, v1);
   EXPECT_EQ(liveSha(), v1);
   EXPECT_EQ(back->previous->sha256, v2);
+}
+
+TEST_F(SyncSwitchTest, TheBackgroundSweepHoldsNoLockOfTheSync) {
+  // Three syncs: the third leaves the first copy to the sweeper, which is given a lot to
+  // unlink so that it is still at work when the sync returns.
+  for (int count : {400, 401, 402}) {
+    SyncOptions options;
+    options.sha256 = publish(count);
+    ASSERT_TRUE(syncMarketplace(paths_, entry_, options).has_value()) << count;
+  }
+  const std::string dir = marketplaceDir(paths_, "team");
+  int fd = ::open((dir + "/.lock").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0)
+      << "the sweeper kept the sync's lock, so the next sync would wait for it";
+  ::close(fd);
+  // And it does sweep: only the two copies a link names are left.
+  auto leftovers = [&] {
+    int count = 0;
+    for (const auto& item : fs::directory_iterator(dir)) {
+      count += item.path().filename().string().starts_with("trash-") ? 1 : 0;
+    }
+    return count;
+  };
+  for (int i = 0; i < 200 && leftovers() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(leftovers(), 0);
+  EXPECT_FALSE(fs::exists(dir + "/gen-1"));
+  EXPECT_TRUE(marketplaceState(paths_, "team").previous.has_value());
 }
 
 }  // namespace
