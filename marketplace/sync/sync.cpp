@@ -14,6 +14,7 @@
 #include <set>
 #include <vector>
 
+#include "core/manifest/ability_loader.h"
 #include "core/manifest/secrets.h"
 #include "core/util/sys.h"
 #include "core/util/unique_fd.h"
@@ -258,18 +259,20 @@ core::Result<std::pair<std::size_t, std::size_t>> loadLayer(const std::string& r
 // and `after`: a key given for one server must not reach another (V6).
 std::vector<std::string> dropMovedKeys(const core::Paths& paths, const std::string& before,
                                        const std::string& after) {
-  Catalog old = Catalog::loadLayers({{before, LayerKind::kMarketplace, ""}});
-  Catalog now = Catalog::loadLayers({{after, LayerKind::kMarketplace, ""}});
   auto secrets = core::Secrets::load(paths.secretsFile);
   if (!secrets) return {};
   std::vector<std::string> dropped;
-  for (const auto& record : now.abilities()) {
-    const core::Ability* was = old.findAbility(record.name);
-    if (was == nullptr || !record.ability || was->url == record.ability->url) continue;
+  // Only the abilities a key is stored for are read again: a few manifests, not the
+  // hundreds a marketplace may hold.
+  for (const auto& name : secrets->stored()) {
+    if (!core::isValidName(name)) continue;
+    auto was = core::loadAbility(before + "/abilities/" + name);
+    auto now = core::loadAbility(after + "/abilities/" + name);
+    if (!was || !now || was->url == now->url) continue;
     // The user's own ability of that name is what runs, and its key is the user's to keep.
     std::error_code ec;
-    if (fs::exists(paths.userMarketplace + "/abilities/" + record.name + "/mcp.toml", ec)) continue;
-    if (secrets->remove(record.name)) dropped.push_back(record.name);
+    if (fs::exists(paths.userMarketplace + "/abilities/" + name + "/mcp.toml", ec)) continue;
+    if (secrets->remove(name)) dropped.push_back(name);
   }
   if (!dropped.empty() && !secrets->save(paths.secretsFile)) return {};
   return dropped;
