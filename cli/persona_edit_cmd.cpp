@@ -76,7 +76,17 @@ core::Result<Editing> openPersona(const std::string& name) {
 
 core::Result<void> checkAbility(const Context& context, const std::string& ability) {
   if (auto ok = checkName(ability, "ability"); !ok) return ok;
-  if (context.catalog.findAbilityRecord(ability) != nullptr) return {};
+  const marketplace::AbilityRecord* record = context.catalog.findAbilityRecord(ability);
+  if (record != nullptr && record->layer == marketplace::LayerKind::kWorkspace) {
+    // A persona outlives the folder kaja runs in: a name written into it for this project's
+    // server would match whatever server of that name the next project's file brings.
+    return core::fail(core::ErrorCode::kUsage,
+                      ability +
+                          " is a server of this workspace's .mcp.json, which no persona "
+                          "lists; `kaja enable " +
+                          ability + "` turns it on in this workspace.");
+  }
+  if (record != nullptr) return {};
   return core::fail(core::ErrorCode::kNotFound, "there is no ability named \"" + ability +
                                                     "\"; `kaja abilities` lists them." +
                                                     nearestAbility(context, ability));

@@ -127,8 +127,12 @@ std::optional<int> checkAbility(const PersonaSession& session, const gateway::To
     for (const auto& active : session.persona.abilities) names.push_back(active.ability.name);
     if (catalog.offersBackupTools()) names.push_back(policy::kKajaAbility);
     std::string hint = core::didYouMean(ability, names);
-    if (hint.empty() && session.context.catalog.findAbilityRecord(ability) != nullptr) {
-      hint = "; `kaja persona add " + session.persona.name + " " + ability + "` adds it.";
+    const marketplace::AbilityRecord* record = session.context.catalog.findAbilityRecord(ability);
+    if (hint.empty() && record != nullptr) {
+      hint = record->layer == marketplace::LayerKind::kWorkspace
+                 ? "; it is a server of this workspace's .mcp.json: `kaja enable " + ability +
+                       "` turns it on here."
+                 : "; `kaja persona add " + session.persona.name + " " + ability + "` adds it.";
     }
     printError("persona " + core::quoteForMessage(session.persona.name) + " has no ability " +
                core::quoteForMessage(ability) +

@@ -44,6 +44,18 @@ core::Result<ResolvedPersona> resolvePersona(const marketplace::Catalog& catalog
   out.name = name;
   for (const auto& entry : record->persona->abilities) {
     const marketplace::AbilityRecord* ability = catalog.findAbilityRecord(entry.ability);
+    if (ability != nullptr && ability->layer == marketplace::LayerKind::kWorkspace) {
+      // A persona's entry never names a workspace's server: the name may have been written
+      // for another ability (since removed) or another project. Only `kaja enable` turns
+      // one on, below, as it is and with no folders.
+      if (!ability->enabled) {
+        out.warnings.push_back("persona \"" + name + "\" lists \"" + entry.ability +
+                               "\", which here is only a server of this workspace's .mcp.json; "
+                               "it stays off until `kaja enable " +
+                               entry.ability + "`.");
+      }
+      continue;
+    }
     if (ability == nullptr || !ability->ability) {
       out.warnings.push_back("persona \"" + name + "\" lists \"" + entry.ability + "\", which " +
                              (ability == nullptr ? "does not exist" : "has a broken manifest") +

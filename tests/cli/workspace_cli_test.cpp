@@ -133,6 +133,39 @@ TEST_F(WorkspaceCliTest, AServerIsOffUntilEnabledThenConnects) {
   EXPECT_EQ((*row(abilities(), "shared-server"))["state"], "off");
 }
 
+TEST_F(WorkspaceCliTest, APersonaThatNamesAWorkspaceServerNeverTurnsItOn) {
+  // A name left in the user's persona (an ability since removed, or one added by hand)
+  // matches nothing of a project cloned later: only `kaja enable` turns its server on.
+  root_.write("config/kaja/marketplace/personas/default.toml",
+              "abilities = [\"echo\", \"notes\"]\n");
+  writeMcpJson({{"notes", everythingEntry("persona")}});
+  auto call = kajaIn({"call", "--yes", "notes", "echo", R"({"message":"hi"})"});
+  EXPECT_NE(call.exitCode, 0);
+  EXPECT_NE(call.err.find("kaja enable notes"), std::string::npos) << call.err;
+  auto tools = kajaIn({"tools"});
+  EXPECT_NE(tools.err.find("only a server of this workspace's .mcp.json; it stays off until "
+                           "`kaja enable notes`"),
+            std::string::npos)
+      << tools.err;
+  EXPECT_EQ(tools.out.find("mcp__notes__"), std::string::npos) << tools.out;
+  EXPECT_FALSE(started("persona"));
+
+  // kaja's own hints never lead there, and persona add refuses the name.
+  auto added = kajaIn({"persona", "add", "plain", "notes"});
+  EXPECT_EQ(added.exitCode, 2) << added.err;
+  EXPECT_NE(added.err.find("is a server of this workspace's .mcp.json, which no persona lists"),
+            std::string::npos)
+      << added.err;
+  auto hint = kajaIn({"tools", "--persona", "plain", "notes"});
+  EXPECT_NE(hint.err.find("`kaja enable notes` turns it on here"), std::string::npos) << hint.err;
+  EXPECT_FALSE(started("persona"));
+
+  // Enabled, it joins as it is.
+  ASSERT_EQ(kajaIn({"enable", "notes"}).exitCode, 0);
+  EXPECT_EQ(kajaIn({"call", "--yes", "notes", "echo", R"({"message":"hi"})"}).exitCode, 0);
+  EXPECT_TRUE(started("persona"));
+}
+
 TEST_F(WorkspaceCliTest, AWorkspaceServerOffersAtMostSixtyFourTools) {
   json tools = json::array();
   for (int i = 0; i < 70; ++i) {
