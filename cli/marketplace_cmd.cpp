@@ -174,7 +174,7 @@ int add(const core::Paths& paths, const ParsedArgs& parsed) {
   if (!msync::isValidMarketplaceName(entry.name)) {
     printError(core::quoteForMessage(entry.name) +
                " cannot name a marketplace; use 1 to 64 letters, digits, '-' or '_' (not "
-               "shipped, user or workspace)");
+               "shipped, user, workspace or kaja)");
     return kExitUsage;
   }
   if (list->find(entry.name) != nullptr) {

@@ -165,6 +165,8 @@ class RuleError {
 
 }  // namespace
 
+bool isReservedName(std::string_view name) { return name == "kaja"; }
+
 bool isValidName(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
   // A leading dash would read as an option on every command line that names it.
@@ -281,6 +283,13 @@ Result<void> validate(const Ability& ability, const LineLookup& lineOf) {
     return error("", "the folder name \"" + ability.name +
                          "\" is not a valid ability name: use 1-64 of A-Z, a-z, 0-9, - and _, not "
                          "starting with -.");
+  }
+  if (isReservedName(ability.name)) {
+    // kaja offers its own tools (list_backups, restore_backup) under this name; a server of
+    // the same name would list a second copy beside them, in the model's view.
+    return error("", "\"" + ability.name +
+                         "\" is the name of kaja's own tools, so no ability may take it; give the "
+                         "folder another name.");
   }
   if (ability.transport == Transport::kStdio) {
     if (!ability.package && !ability.command) {

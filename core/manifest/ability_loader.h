@@ -29,6 +29,10 @@ Result<void> validate(const Ability& ability, const LineLookup& lineOf = {});
 /// Returns true when `name` is 1–64 characters of [A-Za-z0-9_-], the first not a dash.
 bool isValidName(std::string_view name);
 
+/// Returns true when `name` is kept for kaja itself ("kaja": its own tools), so that no
+/// ability, workspace server or marketplace may take it.
+bool isReservedName(std::string_view name);
+
 /// Returns true when `url` is an absolute http:// or https:// URL with a host.
 bool isAbsoluteHttpUrl(std::string_view url);
 

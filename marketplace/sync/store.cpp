@@ -96,7 +96,8 @@ MarketplaceEntry* MarketplaceList::find(const std::string& name) {
 }
 
 bool isValidMarketplaceName(const std::string& name) {
-  return core::isValidName(name) && name != "shipped" && name != "user" && name != "workspace";
+  return core::isValidName(name) && !core::isReservedName(name) && name != "shipped" &&
+         name != "user" && name != "workspace";
 }
 
 core::Result<MarketplaceList> loadMarketplaceList(const core::Paths& paths) {

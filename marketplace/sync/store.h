@@ -60,7 +60,7 @@ class ListLock {
 core::Result<void> saveMarketplaceList(const MarketplaceList& list);
 
 /// Returns true when `name` may name a marketplace: an ability name that is not "shipped",
-/// "user" or "workspace".
+/// "user", "workspace" or "kaja".
 bool isValidMarketplaceName(const std::string& name);
 
 /// Returns `<dataDir>/marketplaces/<name>`, where its synced copies live.

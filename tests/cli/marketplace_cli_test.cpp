@@ -338,6 +338,22 @@ TEST_F(MarketplaceCliTest, AMarketplacePersonaThatReplacesTheActiveOneSaysWhichF
       << removed.err;
 }
 
+TEST_F(MarketplaceCliTest, NoAbilityOrMarketplaceTakesTheNameOfKajasOwnTools) {
+  std::string bytes = buildArchive({{"abilities/kaja/mcp.toml", "command = \"/bin/cat\"\n"}});
+  auto added =
+      kaja({"marketplace", "add", "team", serve("k.tar.gz", bytes), "--sha256", hex(bytes)});
+  EXPECT_NE(added.exitCode, 0);
+  EXPECT_NE(added.err.find("\"kaja\" is the name of kaja's own tools"), std::string::npos)
+      << added.err;
+  EXPECT_FALSE(fs::exists(dataDir() + "/team"));
+  std::string fine = buildArchive(marketplaceEntries(1));
+  auto named = kaja({"marketplace", "add", "kaja", serve("f.tar.gz", fine), "--sha256", hex(fine)});
+  EXPECT_EQ(named.exitCode, 2) << named.err;
+  auto own = kaja({"add", "kaja", "--", "/bin/cat"});
+  EXPECT_NE(own.exitCode, 0);
+  EXPECT_NE(own.err.find("kaja's own tools"), std::string::npos) << own.err;
+}
+
 TEST_F(MarketplaceCliTest, AnAbilityMovedToAnotherUrlLosesItsStoredKey) {
   auto remote = [](const std::string& url) {
     return "transport = \"http\"\nurl = \"" + url +
