@@ -135,6 +135,12 @@ bool Secrets::withholdMoved(const Ability& ability) {
   if (it == targets_.end() || !keys_.contains(ability.name) || it->second == keyTarget(ability)) {
     return false;
   }
+  // A key stored before arguments counted names the program alone: it still counts for
+  // that program, as it did when it was given.
+  if (!ability.isRemote() && !ability.package &&
+      it->second == "command:" + ability.command.value_or("")) {
+    return false;
+  }
   // Kept in the file (a sync may move it back; `kaja key set` replaces it), only not sent.
   withheld_.insert(ability.name);
   return true;
@@ -157,7 +163,11 @@ std::string keyTarget(const Ability& ability) {
       return "docker:" + (tag ? image.substr(0, colon) : image);
     }
   }
-  return "command:" + ability.command.value_or("");
+  // The program and its arguments: `node server.js` and `node other.js` are two servers.
+  // Each argument is quoted, so no two argument lists read the same.
+  std::string target = "command:" + ability.command.value_or("");
+  for (const auto& arg : ability.args) target += " " + quoteForMessage(arg);
+  return target;
 }
 
 Result<void> Secrets::checkKey(const std::string& key) {

@@ -75,8 +75,8 @@ class Secrets {
 };
 
 /// Returns what a key of `ability` reaches: its url for a remote ability, else the program
-/// (the package's name without its version, or the command), so a new version of the same
-/// package keeps the key and another server does not get it.
+/// (the package's name without its version, or the command with its arguments), so a new
+/// version of the same package keeps the key and another server does not get it.
 std::string keyTarget(const Ability& ability);
 
 }  // namespace kaja::core

@@ -157,5 +157,41 @@ TEST(SecretsTest, CheckKeyRefusesC1ControlsToo) {
   EXPECT_TRUE(Secrets::checkKey("abc\u00a0def\u00e9").has_value());
 }
 
+TEST(SecretsTest, AKeyForOneScriptIsNotSentToAnotherRunByTheSameInterpreter) {
+  kaja::testing::TempDir dir;
+  const std::string file = dir.path() + "/secrets.toml";
+  Ability mine;
+  mine.name = "notes";
+  mine.command = "/usr/bin/node";
+  mine.args = {"/srv/notes.js"};
+  Secrets secrets;
+  secrets.setFor(mine, "sk-notes-1");
+  ASSERT_TRUE(secrets.save(file).has_value());
+
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"/srv/other.js"}, {"/srv/notes.js", "--upload-to", "evil"}, {}, {"/srv/notes.js "}}) {
+    Ability moved = mine;
+    moved.args = args;
+    auto loaded = Secrets::load(file);
+    ASSERT_TRUE(loaded.has_value());
+    EXPECT_TRUE(loaded->withholdMoved(moved)) << ::testing::PrintToString(args);
+    EXPECT_FALSE(loaded->key("notes").has_value());
+  }
+  auto same = Secrets::load(file);
+  ASSERT_TRUE(same.has_value());
+  EXPECT_FALSE(same->withholdMoved(mine));
+  EXPECT_EQ(same->key("notes"), "sk-notes-1");
+
+  // A key stored when only the program counted still counts for that program.
+  dir.write("old.toml",
+            "[abilities.notes]\napi_key = \"sk-old\"\nfor = \"command:/usr/bin/node\"\n");
+  auto old = Secrets::load(dir.path() + "/old.toml");
+  ASSERT_TRUE(old.has_value()) << old.error().message;
+  EXPECT_FALSE(old->withholdMoved(mine));
+  Ability other = mine;
+  other.command = "/bin/sh";
+  EXPECT_TRUE(old->withholdMoved(other));
+}
+
 }  // namespace
 }  // namespace kaja::core
