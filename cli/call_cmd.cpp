@@ -137,6 +137,12 @@ std::optional<int> unknownTool(const core::ConnectReport& report, const std::str
     if (offered.name == tool) return std::nullopt;
     names.push_back(offered.name);
   }
+  if (!report.notes.empty()) {
+    // The list was cut (V7): the tool may well exist past the cut, and it is kaja's rule
+    // that keeps it out.
+    return refusedExit(report.ability + " offers no tool named \"" + mcp::clip(tool, 80) +
+                       "\" among the ones kaja takes: " + report.notes.front());
+  }
   std::string near = core::didYouMean(tool, std::span(names.data(), names.size()));
   printError(report.ability + " has no tool named \"" + mcp::clip(tool, 80) + "\"" +
              (near.empty() ? "; `kaja tools " + report.ability + "` lists what it offers" : near));

@@ -104,6 +104,21 @@ void Context::loadWorkspace() {
   std::error_code ec;
   auto dir = findWorkspace(std::filesystem::current_path(ec).string(), core::homeDir(), env);
   if (!dir) return;
+  // A folder named by KAJA_WORKSPACE that is no folder, or has no .mcp.json, is a mistake to
+  // say, not silence.
+  if (const char* chosen = std::getenv("KAJA_WORKSPACE"); chosen != nullptr && *chosen != '\0') {
+    namespace fs = std::filesystem;
+    if (!fs::is_directory(*dir, ec)) {
+      printWarning("KAJA_WORKSPACE names " + oneLine(*dir) +
+                   ", which is not a folder; no workspace's servers are read");
+      return;
+    }
+    if (!fs::exists(fs::symlink_status(fs::path(*dir) / ".mcp.json", ec))) {
+      printWarning("KAJA_WORKSPACE names " + oneLine(*dir) +
+                   ", which holds no .mcp.json; no workspace's servers are read");
+      return;
+    }
+  }
   Workspace workspace = readWorkspace(*dir, env, enabledInWorkspace(paths, *dir));
   workspaceDir = workspace.dir;
   for (const auto& warning : workspace.warnings) printWarning(warning);

@@ -73,8 +73,8 @@ int keyList(const Context& context, bool asJson) {
                      {"withheld", withheld}});
       continue;
     }
-    std::string state = fromWorkspace ? "key from the environment the workspace's .mcp.json names "
-                                        "(not stored)"
+    std::string state = fromWorkspace ? "key from this workspace's .mcp.json or the environment "
+                                        "it names (not stored)"
                         : withheld    ? "key stored for the server it reached before, so not sent "
                                         "(`kaja key set " +
                                          record.name + "` stores one for this one)"

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -224,7 +225,13 @@ int add(const core::Paths& paths, const ParsedArgs& parsed) {
   if (!report) {
     // Nothing is kept of a marketplace that never synced.
     (void)msync::removeMarketplaceData(paths, entry.name);
-    return reportError(report.error());
+    core::Error error = report.error();
+    const std::string kept = "; the marketplace is as it was.";
+    if (error.message.ends_with(kept)) {
+      error.message.replace(error.message.size() - kept.size(), kept.size(),
+                            "; nothing was added.");
+    }
+    return reportError(error);
   }
   list->entries.push_back(entry);
   if (auto saved = msync::saveMarketplaceList(*list); !saved) {
@@ -397,8 +404,15 @@ int rollback(const core::Paths& paths, const ParsedArgs& parsed) {
                             .c_str());
     return kExitOk;
   }
-  printNote(name + " is back at the copy synced " + state->live->syncedAt + " (sha256 " +
-            state->live->sha256.substr(0, 12) + "…); another rollback returns to the newer one");
+  // gen-N numbers grow with each sync, so they say which of the two copies is the newer.
+  auto number = [](const std::optional<msync::Generation>& generation) {
+    return generation ? std::strtol(generation->folder.c_str() + 4, nullptr, 10) : 0L;
+  };
+  const bool forward = number(state->live) > number(state->previous);
+  printNote(name +
+            (forward ? " is at the newer copy again, synced " : " is back at the copy synced ") +
+            state->live->syncedAt + " (sha256 " + state->live->sha256.substr(0, 12) +
+            "…); another rollback returns to the " + (forward ? "older" : "newer") + " one");
   if (repinned) {
     printNote(name + " is pinned to that copy's SHA-256 now, so `kaja marketplace sync` keeps " +
               "it until you sync with --sha256 NEW");

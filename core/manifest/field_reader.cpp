@@ -81,6 +81,8 @@ Result<void> FieldReader::onlyKeys(std::span<const std::string_view> allowed) co
     std::string message = "is not a known key";
     if (std::string near = nearestWord(key, allowed); !near.empty()) {
       message += "; did you mean \"" + dotted(near) + "\"?";
+    } else {
+      message += ".";
     }
     message += " Allowed here: " + joinQuoted(allowed) + ".";
     return std::unexpected(errorAt(value, key, message));

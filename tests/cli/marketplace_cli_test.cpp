@@ -134,8 +134,10 @@ TEST_F(MarketplaceCliTest, SyncsUpdatesAndRollsBackOverHttp) {
   EXPECT_EQ(kept.exitCode, 3) << kept.err;
   EXPECT_NE(kept.err.find("failed at verify"), std::string::npos) << kept.err;
   EXPECT_EQ(find(abilitiesJson(), "ability-4"), nullptr);
+  EXPECT_NE(back.err.find("is back at the copy synced"), std::string::npos) << back.err;
   auto forward = kaja({"marketplace", "rollback", "team"});
   ASSERT_EQ(forward.exitCode, 0) << forward.err;
+  EXPECT_NE(forward.err.find("is at the newer copy again"), std::string::npos) << forward.err;
   EXPECT_NE(find(abilitiesJson(), "ability-4"), nullptr);
   EXPECT_EQ(json::parse(kaja({"marketplace", "list", "--json"}).out)[0]["sha256"], hex(v2));
 

@@ -193,7 +193,9 @@ TEST_F(WorkspaceCliTest, AWorkspaceServerOffersAtMostSixtyFourTools) {
   EXPECT_NE(doctor.out.find("t164 and the rest are left out"), std::string::npos) << doctor.out;
   EXPECT_EQ(kajaIn({"call", "--yes", "flood", "t163"}).exitCode, 0);
   auto past = kajaIn({"call", "--yes", "flood", "t169"});
-  EXPECT_NE(past.exitCode, 0);
+  EXPECT_EQ(past.exitCode, 3) << past.err;
+  EXPECT_NE(past.err.find("among the ones kaja takes: flood offers 70 tools"), std::string::npos)
+      << past.err;
   EXPECT_NE(past.err.find("t169"), std::string::npos) << past.err;
 }
 
@@ -230,8 +232,8 @@ TEST_F(WorkspaceCliTest, ExpandsVariablesAsClaudeCodeDoes) {
   auto keys =
       kajaIn({"key", "list"}, {"API_BASE_URL=http://127.0.0.1:9", "API_KEY=sekrit-value-42"});
   ASSERT_EQ(keys.exitCode, 0) << keys.err;
-  EXPECT_NE(keys.out.find("api-server               key from the environment the workspace's "
-                          ".mcp.json names (not stored)"),
+  EXPECT_NE(keys.out.find("api-server               key from this workspace's .mcp.json or the "
+                          "environment it names (not stored)"),
             std::string::npos)
       << keys.out;
   EXPECT_EQ(keys.out.find("sekrit-value-42"), std::string::npos);
@@ -306,6 +308,15 @@ TEST_F(WorkspaceCliTest, ABrokenFileIsAWarningAndEverythingElseWorks) {
   writeMcpJson({{"fine", {{"command", "/bin/cat"}}}});
   EXPECT_NE(row(abilities(), "fine"), nullptr);
   EXPECT_EQ(row(abilities({"KAJA_WORKSPACE=none"}), "fine"), nullptr);
+  auto missing = kajaIn({"abilities"}, {"KAJA_WORKSPACE=" + root_.path() + "/nowhere"});
+  EXPECT_EQ(missing.exitCode, 0);
+  EXPECT_NE(missing.err.find("which is not a folder; no workspace's servers are read"),
+            std::string::npos)
+      << missing.err;
+  auto file = kajaIn({"abilities"}, {"KAJA_WORKSPACE=" + project_ + "/.mcp.json"});
+  EXPECT_NE(file.err.find("which is not a folder"), std::string::npos) << file.err;
+  auto empty = kajaIn({"abilities"}, {"KAJA_WORKSPACE=" + project_ + "/src"});
+  EXPECT_NE(empty.err.find("which holds no .mcp.json"), std::string::npos) << empty.err;
 }
 
 }  // namespace

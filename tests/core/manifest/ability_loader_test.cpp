@@ -177,7 +177,7 @@ TEST_F(AbilityLoaderTest, WrongTypesAreNamed) {
       {"command = \"/bin/cat\"\nreadOnly = [{ tool = \"t\", unles = [\"x\"] }]\n", "readOnly.unles",
        "did you mean \"readOnly.unless\""},
       {"package = \"pkg\"\n", "package", "must be a table"},
-      {"package = { cargo = \"x\" }\n", "package.cargo", "is not a known key"},
+      {"package = { cargo = \"x\" }\n", "package.cargo", "is not a known key. Allowed here: "},
       {"package = { npm = \"-rf\" }\n", "package.npm", "leading \"-\""},
   };
   for (const auto& c : cases) {
