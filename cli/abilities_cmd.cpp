@@ -58,8 +58,8 @@ Row describe(const marketplace::AbilityRecord& record, const core::RunnerContext
     row.reason = *off;
   }
   if (resolution.runner) row.runner = core::toString(*resolution.runner);
-  row.runs = resolution.runs();
-  row.shortRuns = resolution.runs(true);
+  row.runs = marketplace::maskExpandedSecrets(record, resolution.runs());
+  row.shortRuns = marketplace::maskExpandedSecrets(record, resolution.runs(true));
   row.warnings.insert(row.warnings.end(), resolution.warnings.begin(), resolution.warnings.end());
   if (runners.sandbox) {
     const bool there = resolution.runner == core::RunnerKind::kSandbox;

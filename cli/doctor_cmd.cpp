@@ -127,7 +127,7 @@ std::optional<core::Activation> plan(const marketplace::AbilityRecord& record,
   core::Resolution resolution =
       core::resolveAbility(ability, runners, context.secrets.key(ability.name));
   if (resolution.runner) row.runner = core::toString(*resolution.runner);
-  row.runs = resolution.runs();
+  row.runs = marketplace::maskExpandedSecrets(record, resolution.runs());
   if (resolution.state == core::AbilityState::kLeftOut) {
     // The user wrote this command, so its absence is a mistake to fix; a shipped ability
     // that this machine cannot run is only left out.

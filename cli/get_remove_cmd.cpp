@@ -82,7 +82,10 @@ int runGet(std::span<const std::string> args) {
       out["reason"] = *off;
     }
     if (resolution.runner) out["runner"] = core::toString(*resolution.runner);
-    if (std::string runs = resolution.runs(); !runs.empty()) out["runs"] = runs;
+    if (std::string runs = marketplace::maskExpandedSecrets(*record, resolution.runs());
+        !runs.empty()) {
+      out["runs"] = runs;
+    }
     out["transport"] = core::toString(ability.transport);
     out["keyStored"] = ability.auth ? json(context->secrets.has(name)) : json();
   }

@@ -1,5 +1,6 @@
 #include "cli/workspace_layer.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -170,7 +171,17 @@ Workspace readWorkspace(const std::string& dir, const EnvLookup& env,
           name, dir, {core::ErrorCode::kInvalidConfig, draft.error().message, where, {}, 0}));
       continue;
     }
-    if (auto ok = expandDraft(*draft, env); !ok) {
+    // The values of secret-looking variables this entry uses, longest first so that one
+    // holding another is put back whole.
+    std::vector<std::pair<std::string, std::string>> secrets;
+    EnvLookup watched = [&](const std::string& variable) {
+      std::optional<std::string> value = env(variable);
+      if (value && !value->empty() && core::looksSecret(variable)) {
+        secrets.emplace_back(*value, "${" + variable + "}");
+      }
+      return value;
+    };
+    if (auto ok = expandDraft(*draft, watched); !ok) {
       workspace.records.push_back(brokenRecord(
           name, dir, {core::ErrorCode::kInvalidConfig, ok.error().message, where, {}, 0}));
       continue;
@@ -187,6 +198,9 @@ Workspace readWorkspace(const std::string& dir, const EnvLookup& env,
     record.name = name;
     record.dir = dir;
     record.layer = marketplace::LayerKind::kWorkspace;
+    std::sort(secrets.begin(), secrets.end(),
+              [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+    record.expandedSecrets = std::move(secrets);
     // The entry as written, so a changed variable's value does not turn it off, but a
     // changed command, argument or url does.
     record.fingerprint = marketplace::sync::sha256Hex(entry.dump());

@@ -119,6 +119,17 @@ std::string manifestFile(const AbilityRecord& record) {
   return record.dir + (record.layer == LayerKind::kWorkspace ? "/.mcp.json" : "/mcp.toml");
 }
 
+std::string maskExpandedSecrets(const AbilityRecord& record, std::string text) {
+  for (const auto& [value, reference] : record.expandedSecrets) {
+    if (value.empty()) continue;
+    for (size_t at = text.find(value); at != std::string::npos;
+         at = text.find(value, at + reference.size())) {
+      text.replace(at, value.size(), reference);
+    }
+  }
+  return text;
+}
+
 std::optional<std::string> offUntilEnabled(const AbilityRecord& record) {
   if (record.layer != LayerKind::kWorkspace || record.enabled) return std::nullopt;
   // A project's file may name any command: nothing of it runs before the user says so.

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -51,7 +52,13 @@ struct AbilityRecord {
   /// What kaja did not take from the manifest, one sentence each: a relaxation that only
   /// the user's own layer may make.
   std::vector<std::string> notes;
+  /// For kWorkspace: values of secret-looking variables (`${GH_TOKEN}`) expanded into the
+  /// entry, with the reference they came from, so listings show the reference instead.
+  std::vector<std::pair<std::string, std::string>> expandedSecrets;
 };
+
+/// Returns `text` with every value in `record.expandedSecrets` put back as its `${NAME}`.
+std::string maskExpandedSecrets(const AbilityRecord& record, std::string text);
 
 /// Returns the file a record was read from: its `mcp.toml`, or the workspace's `.mcp.json`.
 std::string manifestFile(const AbilityRecord& record);

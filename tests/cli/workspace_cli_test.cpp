@@ -222,6 +222,27 @@ TEST_F(WorkspaceCliTest, ExpandsVariablesAsClaudeCodeDoes) {
   EXPECT_EQ((*api)["runs"], "http://127.0.0.1:9/mcp") << api->dump();
   EXPECT_EQ(set.dump().find("sekrit-value-42"), std::string::npos) << "no key in --json";
 
+  // A secret-looking variable expanded into an argument or a url is shown as its reference.
+  writeMcpJson(
+      {{"tokened", {{"command", "/bin/cat"}, {"args", {"--token=${GH_TOKEN}", "${REGION:-eu}"}}}},
+       {"queried", {{"type", "http"}, {"url", "http://127.0.0.1:9/mcp?k=${API_KEY}"}}}});
+  const std::vector<std::string> secretEnv = {"GH_TOKEN=ghp-visible-9876", "API_KEY=sekrit-42"};
+  json masked = abilities(secretEnv);
+  EXPECT_EQ(masked.dump().find("ghp-visible-9876"), std::string::npos) << masked.dump();
+  EXPECT_EQ(masked.dump().find("sekrit-42"), std::string::npos) << masked.dump();
+  EXPECT_NE((*row(masked, "tokened"))["runs"].get<std::string>().find("--token=${GH_TOKEN} eu"),
+            std::string::npos)
+      << masked.dump();
+  for (const auto& name : {"tokened", "queried"}) {
+    auto got = kajaIn({"get", name, "--json"}, secretEnv);
+    EXPECT_EQ(got.out.find("ghp-visible-9876"), std::string::npos) << got.out;
+    EXPECT_EQ(got.out.find("sekrit-42"), std::string::npos) << got.out;
+  }
+  writeMcpJson({{"api-server",
+                 {{"type", "http"},
+                  {"url", "${API_BASE_URL:-https://api.example.com}/mcp"},
+                  {"headers", {{"Authorization", "Bearer ${API_KEY}"}}}}}});
+
   // A key from the workspace lives in this process only: saving another key keeps it out.
   auto stored = kajaIn({"key", "set", "echo"}, {"API_KEY=sekrit-value-42"}, "", "echo-key\n");
   EXPECT_EQ(stored.exitCode, 0) << stored.err;
