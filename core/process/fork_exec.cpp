@@ -22,6 +22,10 @@
 #include "core/util/sys.h"
 #include "core/util/unique_fd.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace kaja::core {
 namespace {
 
@@ -156,6 +160,11 @@ Result<pid_t> startOnThisThread(const ExecSpec& spec, const ChildPlan& base) {
                             CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
   const int cloneErrno = errno;
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+#if defined(__SANITIZE_ADDRESS__)
+  // The child never returned from the frames it ran on this stack, so ASan still marks their
+  // guard zones; whatever the kernel maps here next would read as a stack overflow.
+  __asan_unpoison_memory_region(stack, kChildStack);
+#endif
   ::munmap(stack, kChildStack);
   if (pid < 0) {
     return fail(ErrorCode::kSpawn, syscallMessage("clone", spec.argv.front(), cloneErrno));
