@@ -170,16 +170,18 @@ void sweepLater(const std::string& dir) {
     return;
   }
   if (child == 0) {
+    // The grandchild holds nothing of the sync's: not the marketplace's lock (a flock lives
+    // as long as any copy of its descriptor, so the next sync would wait for this one), and
+    // not the caller's stdout or stderr (whose reader would wait for them to close). They
+    // are closed here, before it is forked, so that once the sync has waited for this
+    // child no copy is left anywhere.
+    int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0) {
+      for (int fd = 0; fd <= 2; ++fd) ::dup2(null, fd);
+    }
+    ::close_range(3, ~0U, 0);
     // The grandchild does the work, so the sync never leaves a zombie behind.
     if (::fork() == 0) {
-      // It holds nothing of the sync's: not the marketplace's lock (a flock lives as long
-      // as any copy of its descriptor, so the next sync would wait for this one), and not
-      // the caller's stdout or stderr (whose reader would wait for them to close).
-      int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-      if (null >= 0) {
-        for (int fd = 0; fd <= 2; ++fd) ::dup2(null, fd);
-      }
-      ::close_range(3, ~0U, 0);
       (void)::nice(10);
       std::error_code ec;
       for (const auto& path : trash) fs::remove_all(path, ec);
