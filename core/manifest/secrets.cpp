@@ -130,6 +130,13 @@ std::optional<std::string> Secrets::target(const std::string& ability) const {
   return it->second;
 }
 
+std::vector<std::string> Secrets::stored() const {
+  std::vector<std::string> names;
+  names.reserve(keys_.size());
+  for (const auto& [name, key] : keys_) names.push_back(name);
+  return names;
+}
+
 bool Secrets::withholdMoved(const Ability& ability) {
   auto it = targets_.find(ability.name);
   if (it == targets_.end() || !keys_.contains(ability.name) || it->second == keyTarget(ability)) {

@@ -23,11 +23,7 @@ class Secrets {
   /// Returns the key for `ability`, if one is stored.
   [[nodiscard]] std::optional<std::string> key(const std::string& ability) const;
   /// Returns the names of the abilities a key is stored for, sorted.
-  [[nodiscard]] std::vector<std::string> stored() const {
-    std::vector<std::string> names;
-    for (const auto& [name, key] : keys_) names.push_back(name);
-    return names;
-  }
+  [[nodiscard]] std::vector<std::string> stored() const;
   /// Returns true when a key is stored for `ability`.
   [[nodiscard]] bool has(const std::string& ability) const { return keys_.contains(ability); }
   void set(const std::string& ability, std::string key);
