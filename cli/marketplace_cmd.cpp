@@ -81,9 +81,11 @@ core::Result<msync::PublicKey> readPublicKey(const std::string& given) {
 // folders it grants. Compared before and after a sync or a rollback, which may replace it.
 struct PersonaView {
   std::string name;
-  std::string from;     ///< "shipped", "marketplace team", "user", or "" when none has it
-  std::string folders;  ///< "~/src (read-write), ~/docs (read-only)", or "none"
-  std::string replaces;
+  /// "the shipped marketplace", "marketplace team", "your own personas", or "" when no
+  /// layer has it
+  std::string from;
+  std::string folders;   ///< "~/src (read-write), ~/docs (read-only)", or "none"
+  std::string replaces;  ///< the layer whose persona of that name it takes the place of
   bool operator==(const PersonaView&) const = default;
 };
 
