@@ -267,7 +267,9 @@ void scanInto(std::string_view text, const std::string& field, bool identifier,
   // or each run of them read as nothing or as a word break (whichever gives a word), and for
   // identifiers camelCase kept or split.
   bool invisible = hasInvisible(text);
-  bool camel = identifier && hasCamelStep(text);
+  // The step is looked for with invisible characters taken out: one slipped in between the
+  // two letters ("keychain\u200bSen") must not hide it.
+  bool camel = identifier && hasCamelStep(invisible ? stripInvisible(text) : std::string(text));
   std::vector<NormalizeOptions> variants = {{InvisibleMode::kRemove, false}};
   if (invisible) variants.push_back({InvisibleMode::kMark, false});
   if (camel) variants.push_back({InvisibleMode::kRemove, true});
