@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/args.h"
@@ -89,12 +90,12 @@ struct PersonaView {
   bool operator==(const PersonaView&) const = default;
 };
 
-PersonaView activePersonaView(const core::Paths& paths) {
+// Reads the persona through the layers `list` makes, as it is in memory: the caller has
+// it loaded already, before and after the change.
+PersonaView activePersonaView(const core::Paths& paths, const msync::MarketplaceList& list) {
   PersonaView view;
   view.name = personas::activePersona(paths.configDir);
-  auto list = msync::loadMarketplaceList(paths);
-  if (!list) return view;
-  auto record = marketplace::Catalog::loadOnePersona(msync::catalogLayers(paths, *list), view.name);
+  auto record = marketplace::Catalog::loadOnePersona(msync::catalogLayers(paths, list), view.name);
   if (!record) return view;
   switch (record->layer) {
     case marketplace::LayerKind::kShipped:
@@ -138,6 +139,40 @@ void warnIfActivePersonaChanged(const PersonaView& before, const PersonaView& af
                " (were: " + (before.from.empty() ? "none" : oneLine(before.folders)) +
                "); `kaja personas` shows it, `kaja persona use NAME` picks another");
 }
+
+// Moves a marketplace's pin in the saved list, before the copy it names goes live (so a
+// step stopped after the save is finished by the next one); undo() puts the old pin back
+// when the switch then fails.
+class PinMove {
+ public:
+  PinMove(msync::MarketplaceList& list, msync::MarketplaceEntry& entry)
+      : list_(list), entry_(entry), old_(entry.sha256) {}
+
+  core::Result<void> to(const std::string& pin) {
+    if (entry_.sha256 == pin) return {};
+    entry_.sha256 = pin;
+    if (auto saved = msync::saveMarketplaceList(list_); !saved) {
+      entry_.sha256 = old_;
+      return saved;
+    }
+    moved_ = true;
+    return {};
+  }
+
+  void undo() {
+    if (!std::exchange(moved_, false)) return;
+    entry_.sha256 = old_;
+    (void)msync::saveMarketplaceList(list_);
+  }
+
+  [[nodiscard]] bool moved() const { return moved_; }
+
+ private:
+  msync::MarketplaceList& list_;
+  msync::MarketplaceEntry& entry_;
+  std::optional<std::string> old_;
+  bool moved_ = false;
+};
 
 void printSynced(const msync::MarketplaceEntry& entry, const msync::SyncReport& report,
                  bool asJson) {
@@ -220,7 +255,7 @@ int add(const core::Paths& paths, const ParsedArgs& parsed) {
     printError("kaja syncs no marketplace unpinned: give --sha256 HEX or --public-key KEY" + found);
     return kExitUsage;
   }
-  const PersonaView personaBefore = activePersonaView(paths);
+  const PersonaView personaBefore = activePersonaView(paths, *list);
   msync::SyncOptions options;
   options.onStep = progressFor(entry);
   auto report = msync::syncMarketplace(paths, entry, options);
@@ -241,7 +276,7 @@ int add(const core::Paths& paths, const ParsedArgs& parsed) {
     return reportError(saved.error());
   }
   printSynced(entry, *report, parsed.has("--json"));
-  warnIfActivePersonaChanged(personaBefore, activePersonaView(paths));
+  warnIfActivePersonaChanged(personaBefore, activePersonaView(paths, *list));
   return kExitOk;
 }
 
@@ -278,31 +313,20 @@ int syncAll(const core::Paths& paths, const ParsedArgs& parsed) {
     if (!parsedPin) return reportError(parsedPin.error());
     options.sha256 = *parsedPin;
   }
-  const PersonaView personaBefore = activePersonaView(paths);
+  const PersonaView personaBefore = activePersonaView(paths, *list);
   int exit = kExitOk;
   json results = json::array();
   for (msync::MarketplaceEntry* entry : chosen) {
     options.onStep = progressFor(*entry);
     // The new pin is saved before the new copy goes live, never after: a sync killed
     // between the two leaves a pin the next sync honours, not a stale one it refuses.
-    bool repinned = false;
-    const std::optional<std::string> old = entry->sha256;
+    PinMove pin(*list, *entry);
     options.beforeSwitch = [&]() -> core::Result<void> {
-      if (!options.sha256 || entry->sha256 == options.sha256) return {};
-      entry->sha256 = options.sha256;
-      if (auto saved = msync::saveMarketplaceList(*list); !saved) {
-        entry->sha256 = old;
-        return saved;
-      }
-      repinned = true;
-      return {};
+      return options.sha256 ? pin.to(*options.sha256) : core::Result<void>();
     };
     auto report = msync::syncMarketplace(paths, *entry, options);
-    if (!report && repinned) {
-      // The switch itself failed: the old copy is live, so the old pin goes back too.
-      entry->sha256 = old;
-      (void)msync::saveMarketplaceList(*list);
-    }
+    // The switch itself failed: the old copy is live, so the old pin goes back too.
+    if (!report) pin.undo();
     if (!report) {
       if (parsed.has("--json")) {
         results.push_back({{"name", entry->name}, {"error", report.error().message}});
@@ -312,7 +336,7 @@ int syncAll(const core::Paths& paths, const ParsedArgs& parsed) {
       exit = exit == kExitOk ? exitCodeFor(report.error()) : exit;
       continue;
     }
-    if (repinned && !parsed.has("--json")) {
+    if (pin.moved() && !parsed.has("--json")) {
       printNote(entry->name + " is pinned to the new SHA-256 now");
     }
     if (parsed.has("--json")) {
@@ -325,7 +349,7 @@ int syncAll(const core::Paths& paths, const ParsedArgs& parsed) {
     }
   }
   if (parsed.has("--json")) std::printf("%s\n", jsonText(results).c_str());
-  warnIfActivePersonaChanged(personaBefore, activePersonaView(paths));
+  warnIfActivePersonaChanged(personaBefore, activePersonaView(paths, *list));
   return exit;
 }
 
@@ -378,27 +402,17 @@ int rollback(const core::Paths& paths, const ParsedArgs& parsed) {
   if (entry == nullptr) return unknownMarketplace(name);
   // A pinned marketplace's pin follows the copy that goes live, saved first, so the next
   // sync keeps the older copy instead of quietly undoing the rollback.
-  bool repinned = false;
+  PinMove pin(*list, *entry);
   auto movePin = [&](const msync::Generation& next) -> core::Result<void> {
-    if (!entry->sha256 || *entry->sha256 == next.sha256) return {};
-    std::optional<std::string> old = entry->sha256;
-    entry->sha256 = next.sha256;
-    if (auto saved = msync::saveMarketplaceList(*list); !saved) {
-      entry->sha256 = old;
-      return saved;
-    }
-    repinned = true;
-    return {};
+    return entry->sha256 ? pin.to(next.sha256) : core::Result<void>();
   };
-  const PersonaView personaBefore = activePersonaView(paths);
-  const std::optional<std::string> pinBefore = entry->sha256;
+  const PersonaView personaBefore = activePersonaView(paths, *list);
   auto state = msync::rollbackMarketplace(paths, name, movePin);
-  if (!state && repinned) {
-    entry->sha256 = pinBefore;
-    (void)msync::saveMarketplaceList(*list);
+  if (!state) {
+    pin.undo();
+    return reportError(state.error());
   }
-  if (!state) return reportError(state.error());
-  warnIfActivePersonaChanged(personaBefore, activePersonaView(paths));
+  warnIfActivePersonaChanged(personaBefore, activePersonaView(paths, *list));
   if (parsed.has("--json")) {
     std::printf("%s\n", jsonText({{"name", name},
                                   {"live", generationJson(state->live)},
@@ -415,7 +429,7 @@ int rollback(const core::Paths& paths, const ParsedArgs& parsed) {
             (forward ? " is at the newer copy again, synced " : " is back at the copy synced ") +
             state->live->syncedAt + " (sha256 " + state->live->sha256.substr(0, 12) +
             "…); another rollback returns to the " + (forward ? "older" : "newer") + " one");
-  if (repinned) {
+  if (pin.moved()) {
     printNote(name + " is pinned to that copy's SHA-256 now, so `kaja marketplace sync` keeps " +
               "it until you sync with --sha256 NEW");
   } else if (!entry->sha256) {
@@ -437,7 +451,7 @@ int removeOne(const core::Paths& paths, const ParsedArgs& parsed) {
   const std::string& name = parsed.positional[1];
   const msync::MarketplaceEntry* entry = list->find(name);
   if (entry == nullptr) return unknownMarketplace(name);
-  const PersonaView personaBefore = activePersonaView(paths);
+  const PersonaView personaBefore = activePersonaView(paths, *list);
   list->entries.erase(list->entries.begin() + (entry - list->entries.data()));
   // The list first: a marketplace it no longer names is never read, whatever is left.
   if (auto saved = msync::saveMarketplaceList(*list); !saved) return reportError(saved.error());
@@ -445,7 +459,7 @@ int removeOne(const core::Paths& paths, const ParsedArgs& parsed) {
     printWarning(removed.error().message);
   }
   printNote("removed marketplace " + name + " and its synced copies");
-  warnIfActivePersonaChanged(personaBefore, activePersonaView(paths));
+  warnIfActivePersonaChanged(personaBefore, activePersonaView(paths, *list));
   return kExitOk;
 }
 
