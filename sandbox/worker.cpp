@@ -428,13 +428,15 @@ Worker::~Worker() = default;
 void Worker::start() {
   impl_->front->start();
   if (impl_->egress) impl_->egress->start();
+  // The waiting timer holds the tick, and the tick only a weak reference to itself: a tick
+  // that held itself would never be freed (LeakSanitizer found that cycle).
   auto tick = std::make_shared<std::function<void()>>();
-  *tick = [this, tick] {
+  *tick = [this, weak = std::weak_ptr<std::function<void()>>(tick)] {
     if (impl_->stopping) return;
     impl_->writeStatus();
     impl_->statusTimer.expires_after(kStatusEvery);
-    impl_->statusTimer.async_wait([tick](const boost::system::error_code& ec) {
-      if (!ec) (*tick)();
+    impl_->statusTimer.async_wait([next = weak.lock()](const boost::system::error_code& ec) {
+      if (!ec && next) (*next)();
     });
   };
   (*tick)();
