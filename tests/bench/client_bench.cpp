@@ -28,6 +28,7 @@
 
 #include "tests/bench/bench_support.h"
 #include "tests/bench/client_bench_workers.h"
+#include "tests/support/build_paths.h"
 
 namespace kaja::bench {
 namespace {
@@ -80,9 +81,10 @@ Paths findPaths() {
   paths.self = fs::read_symlink("/proc/self/exe", ec).string();
   paths.echo = (fs::path(paths.self).parent_path() / "echo_server").string();
   paths.node = findNode();
-  paths.npm = std::string(KAJA_SOURCE_DIR) + "/tests/npm/node_modules/@modelcontextprotocol";
+  paths.npm =
+      std::string(kaja::test::sourceDir()) + "/tests/npm/node_modules/@modelcontextprotocol";
   paths.everything = paths.npm + "/server-everything/dist/index.js";
-  paths.driver = std::string(KAJA_SOURCE_DIR) + "/tests/bench/sdk_client_bench.mjs";
+  paths.driver = std::string(kaja::test::sourceDir()) + "/tests/bench/sdk_client_bench.mjs";
   return paths;
 }
 

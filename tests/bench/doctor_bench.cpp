@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "tests/bench/run_kaja.h"
+#include "tests/support/build_paths.h"
 
 namespace {
 
@@ -36,7 +37,7 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-std::string sourceDir() { return fs::path(KAJA_SOURCE_MARKETPLACE).parent_path().string(); }
+std::string sourceDir() { return std::string(kaja::test::sourceDir()); }
 
 long connectMs(const json& report, const std::string& name) {
   if (!report.is_object()) return -1;

@@ -32,6 +32,7 @@
 #include "core/policy/audit_log.h"
 #include "core/policy/folder_guard.h"
 #include "core/policy/tool_filter.h"
+#include "tests/support/build_paths.h"
 
 namespace {
 
@@ -42,7 +43,7 @@ using SteadyClock = std::chrono::steady_clock;
 
 struct Options {
   long iterations = 20000;
-  std::string toolsFile = std::string(KAJA_SOURCE_MARKETPLACE) +
+  std::string toolsFile = (std::string(kaja::test::sourceDir()) + "/marketplace") +
                           "/../tests/core/policy/data/server-filesystem.tools.json";
   std::string dir;
 };
@@ -185,7 +186,7 @@ int main(int argc, char** argv) {
     LaunchPlan plan;
     plan.argv = {
         "/usr/bin/node",
-        std::string(KAJA_SOURCE_DIR) +
+        std::string(kaja::test::sourceDir()) +
             "/tests/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
         home + "/notes"};
     plan.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin", false}, {"HOME", home, false}};

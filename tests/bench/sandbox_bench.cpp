@@ -39,6 +39,7 @@
 #include "sandbox/token.h"
 #include "sandbox/worker.h"
 #include "tests/bench/client_bench_workers.h"
+#include "tests/support/build_paths.h"
 
 namespace {
 
@@ -182,7 +183,7 @@ class Bench {
     root_ = fs::temp_directory_path() / ("kaja-sandbox-bench-" + std::to_string(::getpid()));
     fs::create_directories(root_ + "/market/abilities/echo");
     std::ofstream(root_ + "/market/abilities/echo/mcp.toml")
-        << "command = \"" << KAJA_BIN_DIR << "/echo_server\"\ntools = [\"echo\"]\n";
+        << "command = \"" << kaja::test::binDir() << "/echo_server\"\ntools = [\"echo\"]\n";
     key_.bytes = std::string(32, 'b');
     std::ofstream(root_ + "/key") << key_.bytes;
     fs::permissions(root_ + "/key", fs::perms::owner_read | fs::perms::owner_write);
@@ -206,7 +207,7 @@ class Bench {
       ::setenv("XDG_CONFIG_HOME", (root_ + "/config").c_str(), 1);
       ::setenv("XDG_DATA_HOME", (root_ + "/data").c_str(), 1);
       ::setenv("KAJA_SHIPPED_MARKETPLACE", (root_ + "/market").c_str(), 1);
-      std::vector<std::string> args{std::string(KAJA_BIN_DIR) + "/kaja",
+      std::vector<std::string> args{std::string(kaja::test::binDir()) + "/kaja",
                                     "sandbox",
                                     "serve",
                                     "--listen",
@@ -327,7 +328,7 @@ class Bench {
       if (server == 0) {
         ::dup2(in[0], 0);
         ::dup2(out[1], 1);
-        const std::string path = std::string(KAJA_BIN_DIR) + "/echo_server";
+        const std::string path = std::string(kaja::test::binDir()) + "/echo_server";
         ::execl(path.c_str(), path.c_str(), nullptr);
         ::_exit(127);
       }
@@ -396,7 +397,7 @@ class Bench {
     if (pid == 0) {
       ::dup2(in[0], 0);
       ::dup2(out[1], 1);
-      const std::string path = std::string(KAJA_BIN_DIR) + "/echo_server";
+      const std::string path = std::string(kaja::test::binDir()) + "/echo_server";
       ::execl(path.c_str(), path.c_str(), nullptr);
       ::_exit(127);
     }
@@ -457,7 +458,7 @@ class Bench {
     std::vector<double> workerP50;
     std::vector<double> floorP50;
     kaja::bench::WorkerSpec spec;
-    spec.server.argv = {std::string(KAJA_BIN_DIR) + "/echo_server"};
+    spec.server.argv = {std::string(kaja::test::binDir()) + "/echo_server"};
     spec.serverName = "echo";
     spec.calls = options_.calls;
     spec.message = "kaja";

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -27,7 +28,7 @@ class BackupsAuditCliTest : public ::testing::Test {
  protected:
   BackupsAuditCliTest() {
     home_ = root_.path() + "/home";
-    std::string script = std::string(KAJA_SOURCE_DIR) +
+    std::string script = std::string(kaja::test::sourceDir()) +
                          "/tests/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/"
                          "index.js";
     root_.write("market/abilities/fs/mcp.toml",
@@ -56,14 +57,14 @@ class BackupsAuditCliTest : public ::testing::Test {
             "NO_COLOR=1"};
   }
   testing::CommandResult kaja(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv = {std::string(KAJA_BIN_DIR) + "/kaja"};
+    std::vector<std::string> argv = {std::string(kaja::test::binDir()) + "/kaja"};
     argv.insert(argv.end(), args.begin(), args.end());
     return testing::runCommand(argv, env());
   }
   // Runs kaja in `dir`, for paths relative to the working folder.
   testing::CommandResult kajaIn(const std::string& dir, const std::vector<std::string>& args) {
     std::vector<std::string> argv = {"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", dir,
-                                     std::string(KAJA_BIN_DIR) + "/kaja"};
+                                     std::string(kaja::test::binDir()) + "/kaja"};
     argv.insert(argv.end(), args.begin(), args.end());
     return testing::runCommand(argv, env());
   }
@@ -374,7 +375,9 @@ TEST_F(BackupsAuditCliTest, AuditSkipsDamagedLinesAndWarnsOnce) {
   EXPECT_THAT(read.err, HasSubstr("kaja: warning: skipped 5 lines of " + audit_ +
                                   " that are not audit rows (damaged, cut off or too long).\n"));
   EXPECT_EQ(read.err.find("warning"), read.err.rfind("warning"));  // once
-  EXPECT_LT(read.peakRssKb, 64 * 1024);
+  if (kaja::testing::kMemoryIsMeasured) {
+    EXPECT_LT(read.peakRssKb, 64 * 1024);
+  }
 
   auto table = kaja({"audit"});
   ASSERT_EQ(table.exitCode, 0) << table.err;
@@ -404,14 +407,18 @@ TEST_F(BackupsAuditCliTest, AHugeLogIsReadFromItsEndNotWhole) {
   auto rows = jsonLines(recent.out);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0]["tool"], "read_text_file");
-  EXPECT_LT(recent.peakRssKb, 64 * 1024);
+  if (kaja::testing::kMemoryIsMeasured) {
+    EXPECT_LT(recent.peakRssKb, 64 * 1024);
+  }
   EXPECT_LT(recent.seconds, 1.0);  // reading it all takes seconds
 
   auto last = kaja({"audit", "--json"});
   ASSERT_EQ(last.exitCode, 0) << last.err;
   EXPECT_EQ(jsonLines(last.out).size(), 50u);
   EXPECT_EQ(jsonLines(last.out).back()["tool"], "read_text_file");
-  EXPECT_LT(last.peakRssKb, 64 * 1024);
+  if (kaja::testing::kMemoryIsMeasured) {
+    EXPECT_LT(last.peakRssKb, 64 * 1024);
+  }
   EXPECT_LT(last.seconds, 1.0);
 }
 

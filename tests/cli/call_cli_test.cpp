@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -23,7 +24,7 @@ class CallCliTest : public ::testing::Test {
  protected:
   CallCliTest() {
     home_ = root_.path() + "/home";
-    std::string script = std::string(KAJA_SOURCE_DIR) +
+    std::string script = std::string(kaja::test::sourceDir()) +
                          "/tests/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/"
                          "index.js";
     root_.write("market/abilities/fs/mcp.toml",
@@ -48,7 +49,7 @@ class CallCliTest : public ::testing::Test {
   }
 
   testing::CommandResult kaja(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {std::string(KAJA_BIN_DIR) + "/kaja"};
+    std::vector<std::string> argv = {std::string(kaja::test::binDir()) + "/kaja"};
     argv.insert(argv.end(), args.begin(), args.end());
     return testing::runCommand(
         argv, {"HOME=" + home_, "XDG_CONFIG_HOME=" + root_.path() + "/config",

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -33,7 +34,7 @@ class CliEditFixture {
 
   /// Runs `kaja ARGS` in the fixture's environment, feeding `input` on stdin.
   CommandResult kaja(const std::vector<std::string>& args, const std::string& input = "") {
-    std::vector<std::string> argv = {std::string(KAJA_BIN_DIR) + "/kaja"};
+    std::vector<std::string> argv = {std::string(kaja::test::binDir()) + "/kaja"};
     argv.insert(argv.end(), args.begin(), args.end());
     RunOptions options;
     options.input = input;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -46,10 +47,10 @@ class CompletionCliTest : public ::testing::Test {
             "XDG_DATA_HOME=" + root_.path() + "/data",
             "KAJA_SHIPPED_MARKETPLACE=" + root_.path() + "/empty-market",
             // The shells find this build's kaja first.
-            "PATH=" + std::string(KAJA_BIN_DIR) + ":/usr/bin:/bin", "NO_COLOR=1"};
+            "PATH=" + std::string(kaja::test::binDir()) + ":/usr/bin:/bin", "NO_COLOR=1"};
   }
   testing::CommandResult kaja(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv = {std::string(KAJA_BIN_DIR) + "/kaja"};
+    std::vector<std::string> argv = {std::string(kaja::test::binDir()) + "/kaja"};
     argv.insert(argv.end(), args.begin(), args.end());
     return testing::runCommand(argv, env());
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -60,7 +61,7 @@ class DockerMountsCliTest : public ::testing::Test {
             "NO_COLOR=1"};
   }
   testing::CommandResult kaja(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv = {std::string(KAJA_BIN_DIR) + "/kaja"};
+    std::vector<std::string> argv = {std::string(kaja::test::binDir()) + "/kaja"};
     argv.insert(argv.end(), args.begin(), args.end());
     return testing::runCommand(argv, env());
   }

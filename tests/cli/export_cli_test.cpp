@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tests/cli/serve_test_support.h"
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -33,7 +34,7 @@ class ExportCliTest : public ::testing::Test {
     return testing::runCommand(argv, env());
   }
   testing::TempDir root_;
-  const std::string kaja_ = std::string(KAJA_BIN_DIR) + "/kaja";
+  const std::string kaja_ = std::string(kaja::test::binDir()) + "/kaja";
 };
 
 TEST_F(ExportCliTest, EachJsonClientGetsItsOwnShapeWithThisKajasPath) {

@@ -11,6 +11,7 @@
 #include "marketplace/sync/verify.h"
 #include "tests/cli/cli_edit_fixture.h"
 #include "tests/core/mcp/http_test_servers.h"
+#include "tests/support/build_paths.h"
 
 namespace kaja::testing {
 namespace {
@@ -27,8 +28,9 @@ std::string suffixOf(const std::string& fullName) {
 class FindCliTest : public ::testing::Test, public CliEditFixture {
  protected:
   void SetUp() override {
-    server_ = ServerProcess::start(minimalPlan(
-        {nodePath(), std::string(KAJA_SOURCE_DIR) + "/tests/servers/registry_fixture_server.mjs"}));
+    server_ = ServerProcess::start(
+        minimalPlan({nodePath(), std::string(kaja::test::sourceDir()) +
+                                     "/tests/servers/registry_fixture_server.mjs"}));
     ASSERT_NE(server_, nullptr) << "the fixture registry did not start";
   }
 
@@ -36,13 +38,13 @@ class FindCliTest : public ::testing::Test, public CliEditFixture {
   // `extraEnv`; never with a default registry, which would be the internet.
   CommandResult find(const std::vector<std::string>& args,
                      const std::vector<std::string>& extraEnv = {}) {
-    std::vector<std::string> argv = {std::string(KAJA_BIN_DIR) + "/kaja", "find"};
+    std::vector<std::string> argv = {std::string(kaja::test::binDir()) + "/kaja", "find"};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<std::string> environment;
     for (const auto& entry : env()) {
       if (!entry.starts_with("KAJA_SHIPPED_MARKETPLACE=")) environment.push_back(entry);
     }
-    environment.push_back("KAJA_SHIPPED_MARKETPLACE=" + std::string(KAJA_SOURCE_DIR) +
+    environment.push_back("KAJA_SHIPPED_MARKETPLACE=" + std::string(kaja::test::sourceDir()) +
                           "/marketplace");
     environment.insert(environment.end(), extraEnv.begin(), extraEnv.end());
     bool registryGiven = false;

@@ -13,6 +13,7 @@
 
 #include "core/manifest/ability_loader.h"
 #include "tests/cli/cli_edit_fixture.h"
+#include "tests/support/build_paths.h"
 
 namespace kaja::cli {
 namespace {
@@ -31,7 +32,7 @@ class ImportCliTest : public ::testing::Test, public testing::CliEditFixture {
   testing::CommandResult kajaHere(const std::vector<std::string>& args,
                                   std::vector<std::string> environment = {}) {
     std::vector<std::string> argv = {"/usr/bin/env", "-C", project_,
-                                     std::string(KAJA_BIN_DIR) + "/kaja"};
+                                     std::string(kaja::test::binDir()) + "/kaja"};
     argv.insert(argv.end(), args.begin(), args.end());
     testing::RunOptions options;
     options.timeoutSeconds = 30;
@@ -390,7 +391,7 @@ TEST_F(ImportRefusalTest, ATwentyMegabyteFileIsReadWithinItsBound) {
 
 TEST_F(ImportCliTest, AnImportedServerRunsInItsFolderAndCanBeEnabled) {
   // The script is named relative to the server's folder, so it starts only where cwd says.
-  const std::string servers = std::string(KAJA_SOURCE_DIR) + "/tests/servers";
+  const std::string servers = std::string(kaja::test::sourceDir()) + "/tests/servers";
   json entry = {
       {"command", "node"}, {"args", {"conformance_server.mjs", "stdio"}}, {"cwd", servers}};
   const std::string file =
@@ -421,7 +422,7 @@ namespace {
 TEST(ImportGuardTest, AForcedImportOverAGuardedAbilityLeavesItOffInsteadOfUnguarded) {
   testing::CliEditFixture fixture;
   const std::string home = fixture.env()[0].substr(5);
-  const std::string server = std::string(KAJA_SOURCE_DIR) +
+  const std::string server = std::string(kaja::test::sourceDir()) +
                              "/tests/npm/node_modules/@modelcontextprotocol/server-filesystem/"
                              "dist/index.js";
   testing::TempDir root;
@@ -441,7 +442,7 @@ TEST(ImportGuardTest, AForcedImportOverAGuardedAbilityLeavesItOffInsteadOfUnguar
   std::erase_if(env, [](const std::string& v) { return v.starts_with("KAJA_SHIPPED_"); });
   env.push_back("KAJA_SHIPPED_MARKETPLACE=" + root.path() + "/market");
   auto run = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), std::string(KAJA_BIN_DIR) + "/kaja");
+    args.insert(args.begin(), std::string(kaja::test::binDir()) + "/kaja");
     return testing::runCommand(args, env);
   };
   auto imported = run({"import", home + "/c.json", "--force"});

@@ -8,6 +8,7 @@
 
 #include "tests/cli/cli_edit_fixture.h"
 #include "tests/core/mcp/test_servers.h"
+#include "tests/support/build_paths.h"
 
 namespace kaja::testing {
 namespace {
@@ -39,7 +40,8 @@ TEST_F(InstallCliTest, ShowsWhatRunsConnectsAndAddsItToThePersona) {
 
 TEST_F(InstallCliTest, FailuresAreReportedAndChangeNothing) {
   root_.write("tools/none.json", "[]");
-  shipNode("empty", std::string(KAJA_SOURCE_DIR) + "/tests/servers/scripted_tools_server.mjs",
+  shipNode("empty",
+           std::string(kaja::test::sourceDir()) + "/tests/servers/scripted_tools_server.mjs",
            ", \"" + root_.path() + "/tools/none.json\"");
   root_.write("market/abilities/dead/mcp.toml", "command = \"/bin/false\"\n");
   root_.write("market/abilities/keyed/mcp.toml",

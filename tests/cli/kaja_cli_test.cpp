@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -28,15 +29,16 @@ class KajaCliTest : public ::testing::Test {
     root_.writeScript("stubs/docker", "exit 1");
   }
   testing::CommandResult kaja(const std::vector<std::string>& args, const std::string& input = {}) {
-    std::vector<std::string> argv = {std::string(KAJA_BIN_DIR) + "/kaja"};
+    std::vector<std::string> argv = {std::string(kaja::test::binDir()) + "/kaja"};
     argv.insert(argv.end(), args.begin(), args.end());
     return testing::runCommand(argv, env(), input);
   }
   std::vector<std::string> env() const {
-    return {
-        "HOME=" + home_, "XDG_CONFIG_HOME=" + config_, "XDG_DATA_HOME=" + data_, "PATH=" + stubs_,
-        // Tools folder of the source tree's bun must not be found by accident here.
-        "KAJA_SHIPPED_MARKETPLACE=" + std::string(KAJA_SOURCE_DIR) + "/marketplace", "NO_COLOR=1"};
+    return {"HOME=" + home_, "XDG_CONFIG_HOME=" + config_, "XDG_DATA_HOME=" + data_,
+            "PATH=" + stubs_,
+            // Tools folder of the source tree's bun must not be found by accident here.
+            "KAJA_SHIPPED_MARKETPLACE=" + std::string(kaja::test::sourceDir()) + "/marketplace",
+            "NO_COLOR=1"};
   }
   static json byName(const json& rows, const std::string& name) {
     for (const auto& row : rows) {

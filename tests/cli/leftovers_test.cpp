@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tests/core/mcp/test_servers.h"
+#include "tests/support/build_paths.h"
 #include "tests/support/temp_dir.h"
 
 namespace kaja::cli {
@@ -41,7 +42,7 @@ class LeftoversTest : public ::testing::Test {
   LeftoversTest() {
     std::random_device random;
     tag_ = "kaja-leftover-tag-" + std::to_string(::getpid()) + "-" + std::to_string(random());
-    const std::string server = std::string(KAJA_BIN_DIR) + "/kaja_leftover_server";
+    const std::string server = std::string(kaja::test::binDir()) + "/kaja_leftover_server";
     root_.write("market/abilities/leftover/mcp.toml",
                 "command = \"" + server + "\"\nargs = [\"" + tag_ + "\"]\n");
     root_.write("market/abilities/stalling/mcp.toml",
@@ -84,7 +85,7 @@ class LeftoversTest : public ::testing::Test {
 
   // Starts kaja in a process group of its own, output to files.
   pid_t start(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {std::string(KAJA_BIN_DIR) + "/kaja"};
+    std::vector<std::string> argv = {std::string(kaja::test::binDir()) + "/kaja"};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<std::string> env = {"HOME=" + root_.path() + "/home",
                                     "XDG_CONFIG_HOME=" + root_.path() + "/config",
@@ -178,9 +179,9 @@ TEST_F(LeftoversTest, DoctorThatFailsLeavesNothing) {
 TEST_F(LeftoversTest, AServerThatKillsItsGuardianStillLeavesNothing) {
   // The server then dies too (its parent-death signal), and what it left is reparented to
   // kaja, the subreaper, which ends it before exiting.
-  root_.write("market/abilities/parricide/mcp.toml", "command = \"" + std::string(KAJA_BIN_DIR) +
-                                                         "/kaja_leftover_server\"\nargs = [\"" +
-                                                         tag_ + "\", \"kill-parent\"]\n");
+  root_.write("market/abilities/parricide/mcp.toml",
+              "command = \"" + std::string(kaja::test::binDir()) +
+                  "/kaja_leftover_server\"\nargs = [\"" + tag_ + "\", \"kill-parent\"]\n");
   finish({"doctor", "parricide"});
 }
 

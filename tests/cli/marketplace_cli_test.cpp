@@ -11,6 +11,7 @@
 #include "tests/cli/cli_edit_fixture.h"
 #include "tests/core/mcp/http_test_servers.h"
 #include "tests/support/archive_builder.h"
+#include "tests/support/build_paths.h"
 
 namespace kaja::testing {
 namespace {
@@ -24,7 +25,8 @@ class MarketplaceCliTest : public ::testing::Test, public CliEditFixture {
     served_ = root_.path() + "/served";
     fs::create_directories(served_);
     server_ = ServerProcess::start(minimalPlan(
-        {nodePath(), std::string(KAJA_SOURCE_DIR) + "/tests/servers/static_files_server.mjs",
+        {nodePath(),
+         std::string(kaja::test::sourceDir()) + "/tests/servers/static_files_server.mjs",
          served_}));
     ASSERT_NE(server_, nullptr) << "the static file server did not start";
   }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -20,8 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kBuild = fs::path(KAJA_BIN_DIR).parent_path().string();
-const std::string kSource = KAJA_SOURCE_DIR;
+const std::string kBuild = fs::path(kaja::test::binDir()).parent_path().string();
+const std::string kSource = kaja::test::sourceDir();
 const std::string kSystemPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 constexpr int kNobody = 65534;
 

@@ -11,6 +11,7 @@
 
 #include "tests/cli/serve_test_support.h"
 #include "tests/core/server/http_client.h"
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -23,7 +24,7 @@ class SandboxCli {
  public:
   SandboxCli() {
     const std::string npm =
-        std::string(KAJA_SOURCE_DIR) + "/tests/npm/node_modules/@modelcontextprotocol/";
+        std::string(kaja::test::sourceDir()) + "/tests/npm/node_modules/@modelcontextprotocol/";
     tag = "kaja-sandbox-cli-" + std::to_string(::getpid());
     root.write("market/abilities/everything/mcp.toml",
                "command = \"node\"\nargs = [\"" + npm +
@@ -50,12 +51,12 @@ class SandboxCli {
             "KAJA_SHIPPED_MARKETPLACE=" + root.path() + "/market"};
   }
   [[nodiscard]] CommandResult kaja(std::vector<std::string> args) const {
-    args.insert(args.begin(), std::string(KAJA_BIN_DIR) + "/kaja");
+    args.insert(args.begin(), std::string(kaja::test::binDir()) + "/kaja");
     return runCommand(args, env());
   }
   // Starts the worker; returns its port, or 0 (with its stderr in `log`).
   int start(std::unique_ptr<ServeProcess>& worker, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv{std::string(KAJA_BIN_DIR) + "/kaja",
+    std::vector<std::string> argv{std::string(kaja::test::binDir()) + "/kaja",
                                   "sandbox",
                                   "serve",
                                   "--listen",

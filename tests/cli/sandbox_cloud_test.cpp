@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "tests/cli/serve_test_support.h"
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -31,11 +32,11 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using Clock = std::chrono::steady_clock;
 
-const std::string kEverything = std::string(KAJA_SOURCE_DIR) +
+const std::string kEverything = std::string(kaja::test::sourceDir()) +
                                 "/tests/npm/node_modules/@modelcontextprotocol/"
                                 "server-everything/dist/index.js";
 
-std::string kajaBin() { return std::string(KAJA_BIN_DIR) + "/kaja"; }
+std::string kajaBin() { return std::string(kaja::test::binDir()) + "/kaja"; }
 
 // A listening TCP socket on 127.0.0.1 that never accepts: a connect succeeds, and then
 // nothing answers, like a worker that hangs.

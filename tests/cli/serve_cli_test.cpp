@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "tests/cli/serve_test_support.h"
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 
 namespace kaja::cli {
@@ -60,7 +61,7 @@ class ServeCliTest : public ::testing::Test {
     std::vector<std::string> argv = {
         "/usr/bin/env",
         "node",
-        std::string(KAJA_SOURCE_DIR) + "/tests/servers/gateway_client.mjs",
+        std::string(kaja::test::sourceDir()) + "/tests/servers/gateway_client.mjs",
         "--kaja",
         testing::ServeFixture::kajaBin(),
         "--serve-args",

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "tests/cli/serve_test_support.h"
+#include "tests/support/build_paths.h"
 
 namespace kaja::cli {
 namespace {
@@ -24,7 +25,7 @@ class ServeInputRoundsTest : public ::testing::Test {
     log_ = env_.root.path() + "/rounds-events.jsonl";
     // Were the server to ask for input, roots/list is what kaja answers itself.
     env_.root.write("market/abilities/rounds/mcp.toml",
-                    "command = \"node\"\nargs = [\"" + std::string(KAJA_SOURCE_DIR) +
+                    "command = \"node\"\nargs = [\"" + std::string(kaja::test::sourceDir()) +
                         "/tests/servers/input_rounds_server.mjs\", \"" + log_ +
                         "\"]\nroots = true\napproval = \"never\"\n[env]\nKAJA_GATEWAY_TEST = \"" +
                         env_.tag + "-rounds;\"\n");

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "tests/cli/serve_test_support.h"
+#include "tests/support/build_paths.h"
 
 namespace kaja::cli {
 namespace {
@@ -26,7 +27,8 @@ json request(const json& id, const std::string& method, const json& params = jso
 class ServeLifecycleTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string everything = "command = \"node\"\nargs = [\"" + std::string(KAJA_SOURCE_DIR) +
+    const std::string everything = "command = \"node\"\nargs = [\"" +
+                                   std::string(kaja::test::sourceDir()) +
                                    "/tests/npm/node_modules/@modelcontextprotocol/"
                                    "server-everything/dist/index.js\", \"stdio\"]\n"
                                    "approval = \"never\"\n";

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/build_paths.h"
 #include "tests/support/temp_dir.h"
 
 namespace kaja::testing {
@@ -244,7 +245,7 @@ class ServeFixture {
     tag = "kaja-serve-tag-" + std::to_string(::getpid()) + "-" + std::to_string(random());
     home = std::filesystem::canonical(root.path()).string() + "/home";
     const std::string npm =
-        std::string(KAJA_SOURCE_DIR) + "/tests/npm/node_modules/@modelcontextprotocol/";
+        std::string(kaja::test::sourceDir()) + "/tests/npm/node_modules/@modelcontextprotocol/";
     const std::string fs = "command = \"node\"\nargs = [\"" + npm +
                            "server-filesystem/dist/index.js\"]\nroots = true\n"
                            "approval = \"writes\"\n"
@@ -281,7 +282,7 @@ class ServeFixture {
             "XDG_DATA_HOME=" + root.path() + "/data", "PATH=/usr/local/bin:/usr/bin:/bin",
             "KAJA_SHIPPED_MARKETPLACE=" + root.path() + "/market"};
   }
-  [[nodiscard]] static std::string kajaBin() { return std::string(KAJA_BIN_DIR) + "/kaja"; }
+  [[nodiscard]] static std::string kajaBin() { return std::string(kaja::test::binDir()) + "/kaja"; }
   [[nodiscard]] std::string auditPath() const { return root.path() + "/data/kaja/audit.jsonl"; }
   /// The processes of one ability's server (its tag is `tag-<ability>`).
   [[nodiscard]] std::vector<pid_t> serverPids(const std::string& ability) const {

@@ -12,6 +12,7 @@
 
 #include "tests/cli/serve_test_support.h"
 #include "tests/core/server/http_client.h"
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -25,7 +26,7 @@ using ::testing::Not;
 class StdioAllowCliTest : public ::testing::Test {
  protected:
   StdioAllowCliTest() {
-    script_ = std::string(KAJA_SOURCE_DIR) +
+    script_ = std::string(kaja::test::sourceDir()) +
               "/tests/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
     tag_ = "kaja-stdio-allow-" + std::to_string(::getpid());
     // Both run the same server; only `allowed`'s command line is on the list.
@@ -55,7 +56,7 @@ class StdioAllowCliTest : public ::testing::Test {
             "NO_COLOR=1"};
   }
   [[nodiscard]] CommandResult kaja(std::vector<std::string> args) const {
-    args.insert(args.begin(), std::string(KAJA_BIN_DIR) + "/kaja");
+    args.insert(args.begin(), std::string(kaja::test::binDir()) + "/kaja");
     return runCommand(args, env());
   }
   static json row(const json& rows, const std::string& name) {
@@ -143,7 +144,7 @@ TEST_F(StdioAllowCliTest, TheWorkerServesOnlyWhatItsOperatorAllows) {
   // A root worker runs its servers as nobody, who must pass through to their homes.
   ::chmod(root_.path().c_str(), 0711);
 
-  const std::string bin = std::string(KAJA_BIN_DIR) + "/kaja";
+  const std::string bin = std::string(kaja::test::binDir()) + "/kaja";
   const auto bad = kaja({"sandbox", "serve", "--listen", "127.0.0.1:0", "--key-file", key,
                          "--allow-stdio", "node * stdio"});
   EXPECT_EQ(bad.exitCode, 2) << bad.err;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -101,7 +102,7 @@ class ToolsCliTest : public ::testing::Test {
     home_ = root_.path() + "/home";
     root_.write("home/.keep", "");
     root_.write("market/abilities/everything/mcp.toml",
-                "command = \"node\"\nargs = [\"" + std::string(KAJA_SOURCE_DIR) +
+                "command = \"node\"\nargs = [\"" + std::string(kaja::test::sourceDir()) +
                     "/tests/npm/node_modules/@modelcontextprotocol/server-everything/dist/"
                     "index.js\", \"stdio\"]\n");
     root_.write("market/abilities/spare/mcp.toml", "command = \"/bin/cat\"\n");
@@ -115,13 +116,13 @@ class ToolsCliTest : public ::testing::Test {
   void scripted(const std::string& name, const std::string& toolsText) {
     std::string file = root_.write("tools/" + name + ".json", toolsText);
     root_.write("market/abilities/" + name + "/mcp.toml",
-                "command = \"node\"\nargs = [\"" + std::string(KAJA_SOURCE_DIR) +
+                "command = \"node\"\nargs = [\"" + std::string(kaja::test::sourceDir()) +
                     "/tests/servers/scripted_tools_server.mjs\", \"" + file + "\"]\n");
     root_.write("market/personas/" + name + ".toml", "abilities = [\"" + name + "\"]\n");
   }
 
   testing::CommandResult kaja(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {std::string(KAJA_BIN_DIR) + "/kaja"};
+    std::vector<std::string> argv = {std::string(kaja::test::binDir()) + "/kaja"};
     argv.insert(argv.end(), args.begin(), args.end());
     testing::RunOptions options;
     options.timeoutSeconds = 90;

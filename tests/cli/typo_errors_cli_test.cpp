@@ -9,6 +9,7 @@
 
 #include "core/policy/refusal.h"
 #include "core/policy/rule_guide.h"
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -24,7 +25,7 @@ class TypoErrorsCliTest : public ::testing::Test {
  protected:
   TypoErrorsCliTest() {
     home_ = root_.path() + "/home";
-    const std::string script = std::string(KAJA_SOURCE_DIR) +
+    const std::string script = std::string(kaja::test::sourceDir()) +
                                "/tests/npm/node_modules/@modelcontextprotocol/server-filesystem/"
                                "dist/index.js";
     root_.write("market/abilities/filesystem/mcp.toml",
@@ -39,7 +40,7 @@ class TypoErrorsCliTest : public ::testing::Test {
   }
 
   testing::CommandResult kaja(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {std::string(KAJA_BIN_DIR) + "/kaja"};
+    std::vector<std::string> argv = {std::string(kaja::test::binDir()) + "/kaja"};
     argv.insert(argv.end(), args.begin(), args.end());
     return testing::runCommand(
         argv, {"HOME=" + home_, "XDG_CONFIG_HOME=" + root_.path() + "/config",

@@ -11,6 +11,7 @@
 
 #include "tests/cli/cli_edit_fixture.h"
 #include "tests/core/mcp/test_servers.h"
+#include "tests/support/build_paths.h"
 
 namespace kaja::testing {
 namespace {
@@ -29,7 +30,7 @@ class WorkspaceCliTest : public ::testing::Test, public CliEditFixture {
   CommandResult kajaIn(const std::vector<std::string>& args,
                        const std::vector<std::string>& extra = {}, std::string dir = "",
                        const std::string& input = "") {
-    std::vector<std::string> argv = {std::string(KAJA_BIN_DIR) + "/kaja"};
+    std::vector<std::string> argv = {std::string(kaja::test::binDir()) + "/kaja"};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<std::string> environment = env();
     environment.insert(environment.end(), extra.begin(), extra.end());
@@ -173,11 +174,12 @@ TEST_F(WorkspaceCliTest, AWorkspaceServerOffersAtMostSixtyFourTools) {
         {{"name", "t" + std::to_string(100 + i)}, {"inputSchema", {{"type", "object"}}}});
   }
   root_.write("tools.json", tools.dump());
-  writeMcpJson({{"flood",
-                 {{"command", nodePath()},
-                  {"args",
-                   {std::string(KAJA_SOURCE_DIR) + "/tests/servers/scripted_tools_server.mjs",
-                    root_.path() + "/tools.json"}}}}});
+  writeMcpJson(
+      {{"flood",
+        {{"command", nodePath()},
+         {"args",
+          {std::string(kaja::test::sourceDir()) + "/tests/servers/scripted_tools_server.mjs",
+           root_.path() + "/tools.json"}}}}});
   ASSERT_EQ(kajaIn({"enable", "flood"}).exitCode, 0);
 
   auto listed = kajaIn({"tools", "flood", "--json"});

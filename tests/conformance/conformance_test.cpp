@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 
 namespace kaja::testing {
@@ -17,10 +18,11 @@ struct Scenario {
   const char* version;
 };
 
-const std::string kSuiteDir = std::string(KAJA_SOURCE_DIR) + "/tests/conformance/node_modules";
+const std::string kSuiteDir =
+    std::string(kaja::test::sourceDir()) + "/tests/conformance/node_modules";
 const std::string kNode = kSuiteDir + "/.bin/node";
 const std::string kSuite = kSuiteDir + "/@modelcontextprotocol/conformance/dist/index.js";
-const std::string kDriver = std::string(KAJA_BIN_DIR) + "/kaja-conformance-client";
+const std::string kDriver = std::string(kaja::test::binDir()) + "/kaja-conformance-client";
 const std::vector<std::string> kEnv = {"PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
                                        "HOME=/tmp", "NO_COLOR=1"};
 

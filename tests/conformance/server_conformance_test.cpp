@@ -20,18 +20,19 @@
 #include <vector>
 
 #include "core/mcp/json_rpc.h"
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
 namespace kaja::testing {
 namespace {
 
-const std::string kSource = KAJA_SOURCE_DIR;
+const std::string kSource = kaja::test::sourceDir();
 const std::string kSuiteDir = kSource + "/tests/conformance/node_modules";
 const std::string kNode = kSuiteDir + "/.bin/node";
 const std::string kSuite = kSuiteDir + "/@modelcontextprotocol/conformance/dist/index.js";
 const std::string kServer = kSource + "/tests/servers/conformance_server.mjs";
-const std::string kKaja = std::string(KAJA_BIN_DIR) + "/kaja";
+const std::string kKaja = std::string(kaja::test::binDir()) + "/kaja";
 const std::string kPath = "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
 const std::vector<std::string> kEnv = {kPath, "HOME=/tmp", "NO_COLOR=1"};
 // Inside a fresh namespace every port is free, so the servers use fixed ones.

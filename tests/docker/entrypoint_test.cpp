@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -24,7 +25,7 @@ using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using Strings = std::vector<std::string>;
 
-const std::string kEntrypoint = std::string(KAJA_SOURCE_DIR) + "/docker/entrypoint.sh";
+const std::string kEntrypoint = std::string(kaja::test::sourceDir()) + "/docker/entrypoint.sh";
 
 class EntrypointTest : public ::testing::Test {
  protected:

@@ -16,6 +16,7 @@
 
 #include "tests/cli/serve_test_support.h"
 #include "tests/docker/dockerfile.h"
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -26,8 +27,8 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using ::testing::HasSubstr;
 
-const std::string kSource = KAJA_SOURCE_DIR;
-const std::string kBuild = fs::path(KAJA_BIN_DIR).parent_path().string();
+const std::string kSource = kaja::test::sourceDir();
+const std::string kBuild = fs::path(kaja::test::binDir()).parent_path().string();
 const std::vector<std::string> kPath = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
 
 class GatewayDockerfileTest : public ::testing::Test {

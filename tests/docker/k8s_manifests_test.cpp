@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -27,7 +28,7 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-const std::string kK8s = std::string(KAJA_SOURCE_DIR) + "/docker/k8s";
+const std::string kK8s = std::string(kaja::test::sourceDir()) + "/docker/k8s";
 const char* const kManifests[] = {"statefulset.yaml", "services.yaml", "networkpolicy.yaml",
                                   "kustomization.yaml"};
 
@@ -152,7 +153,7 @@ TEST_F(ManifestsTest, EveryPathTheWorkerWritesIsAnEmptyDir) {
     ASSERT_TRUE(mounts.contains(path)) << path;
     EXPECT_TRUE(volume(mounts[path]).contains("emptyDir")) << path;
   }
-  EXPECT_THAT(testing::readFile(std::string(KAJA_SOURCE_DIR) + "/docker/Dockerfile"),
+  EXPECT_THAT(testing::readFile(std::string(kaja::test::sourceDir()) + "/docker/Dockerfile"),
               HasSubstr("HOME=/var/lib/kaja"));
 }
 

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -51,7 +52,8 @@ TEST(RoutingExampleTest, TheReadmeMatchesTheScheme) {
   if (!std::filesystem::exists("/usr/bin/python3")) GTEST_SKIP() << "python3 is not installed";
   auto result = testing::runCommand({"/usr/bin/python3", "-c", kRing}, {"PATH=/usr/bin:/bin"});
   ASSERT_EQ(result.exitCode, 0) << result.err;
-  std::string readme = testing::readFile(std::string(KAJA_SOURCE_DIR) + "/docker/README.md");
+  std::string readme =
+      testing::readFile(std::string(kaja::test::sourceDir()) + "/docker/README.md");
   // Tables and prose wrap at different places; compare with runs of blanks made one space.
   std::string flat;
   for (char c : readme) {

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/support/build_paths.h"
 #include "tests/support/temp_dir.h"
 
 namespace kaja::marketplace {
@@ -61,7 +62,7 @@ TEST(CatalogTest, MissingLayersAreEmpty) {
 }
 
 TEST(CatalogTest, ShippedMarketplaceLoadsCleanly) {
-  Catalog catalog = Catalog::load({std::string(KAJA_SOURCE_DIR) + "/marketplace"});
+  Catalog catalog = Catalog::load({std::string(kaja::test::sourceDir()) + "/marketplace"});
   std::vector<std::string> names;
   for (const auto& record : catalog.abilities()) {
     EXPECT_TRUE(record.ability.has_value()) << record.name << ": " << record.error.describe();

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -22,8 +23,8 @@ using json = nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::string kBuild = fs::path(KAJA_BIN_DIR).parent_path().string();
-const std::string kSource = KAJA_SOURCE_DIR;
+const std::string kBuild = fs::path(kaja::test::binDir()).parent_path().string();
+const std::string kSource = kaja::test::sourceDir();
 const std::string kSystemPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 std::set<std::string> shippedAbilities() {

@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -28,7 +29,7 @@ class AttackTest : public ::testing::Test {
   AttackTest() {
     root_ = fs::canonical(dir_.path()).string();
     home_ = root_ + "/home";
-    std::string script = std::string(KAJA_SOURCE_DIR) +
+    std::string script = std::string(kaja::test::sourceDir()) +
                          "/tests/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/"
                          "index.js";
     dir_.write("market/abilities/fs/mcp.toml",
@@ -59,7 +60,7 @@ class AttackTest : public ::testing::Test {
   }
 
   testing::CommandResult kaja(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {std::string(KAJA_BIN_DIR) + "/kaja"};
+    std::vector<std::string> argv = {std::string(kaja::test::binDir()) + "/kaja"};
     argv.insert(argv.end(), args.begin(), args.end());
     testing::RunOptions options;
     options.timeoutSeconds = 60;

@@ -12,6 +12,7 @@
 #include "core/process/child_process.h"
 #include "sandbox/confine.h"
 #include "tests/sandbox/sandbox_support.h"
+#include "tests/support/build_paths.h"
 
 namespace kaja::sandbox {
 namespace {
@@ -32,7 +33,7 @@ std::string uniqueName(const std::string& what) {
   CgroupTree& tree = *opened
 
 kaja::testing::CommandResult kajaEnter(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {std::string(KAJA_BIN_DIR) + "/kaja", "sandbox", "enter"};
+  std::vector<std::string> argv = {std::string(kaja::test::binDir()) + "/kaja", "sandbox", "enter"};
   argv.insert(argv.end(), args.begin(), args.end());
   return kaja::testing::runCommand(argv, {"PATH=/usr/bin:/bin"});
 }

@@ -23,6 +23,7 @@
 #include "core/process/child_process.h"
 #include "core/util/unique_fd.h"
 #include "tests/sandbox/sandbox_support.h"
+#include "tests/support/build_paths.h"
 
 namespace kaja::sandbox {
 namespace {
@@ -352,7 +353,7 @@ TEST(ConfineTest, ConfinesTheSameWayForAWorkerThatIsNotRoot) {
 TEST(ConfineTest, RunsTheRealFilesystemServerInItsHome) {
   SandboxTree tree;
   KAJA_REQUIRE_BWRAP(tree);
-  const std::string modules = std::string(KAJA_SOURCE_DIR) + "/tests/npm/node_modules";
+  const std::string modules = std::string(kaja::test::sourceDir()) + "/tests/npm/node_modules";
   const std::string script = modules + "/@modelcontextprotocol/server-filesystem/dist/index.js";
   if (!std::filesystem::exists(script) || ::access("/usr/bin/node", X_OK) != 0) {
     GTEST_SKIP() << "needs /usr/bin/node and the npm test servers";

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "tests/sandbox/egress_lab.h"
+#include "tests/support/build_paths.h"
+#include "tests/support/run_command.h"
 
 namespace kaja::testing {
 namespace {
@@ -14,7 +16,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::string kKaja = std::string(KAJA_BIN_DIR) + "/kaja";
+const std::string kKaja = std::string(kaja::test::binDir()) + "/kaja";
 
 // Runs `kaja sandbox bridge ARGS` in a network namespace of its own.
 CommandResult bridgeAlone(const std::vector<std::string>& args, double timeoutSeconds = 30) {
@@ -92,7 +94,9 @@ TEST(EgressBridgeTest, PassesSigtermToItsProgramAndStaysSmall) {
   ::testing::Test::RecordProperty("bridge_rss_kb", static_cast<int>(kb));
   // Most of it is the kaja binary's shared pages; the bridge itself adds little.
   EXPECT_GT(kb, 0);
-  EXPECT_LT(kb, 64 * 1024) << out;
+  if (kaja::testing::kMemoryIsMeasured) {
+    EXPECT_LT(kb, 64 * 1024) << out;
+  }
 }
 
 // Returns an empty string when bwrap can make a sandbox without network here.

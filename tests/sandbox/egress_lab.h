@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tests/core/mcp/http_test_servers.h"
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -65,7 +66,7 @@ class EgressLab {
         dir +
         "/resolv.conf /etc/resolv.conf\n"
         "exec " +
-        std::string(KAJA_BIN_DIR) + "/kaja_egress_lab --socket " + dir +
+        std::string(kaja::test::binDir()) + "/kaja_egress_lab --socket " + dir +
         "/egress.sock --origin 93.184.216.34:80 --origin 10.0.0.5:80 --origin "
         "169.254.169.254:80 --origin 100.100.100.200:80 --origin 127.0.0.1:80 --origin "
         "[2606:4700::1111]:80 --stall "

@@ -12,6 +12,7 @@
 
 #include "sandbox/confine.h"
 #include "tests/sandbox/sandbox_support.h"
+#include "tests/support/build_paths.h"
 
 namespace kaja::sandbox {
 namespace {
@@ -23,7 +24,7 @@ using testing::shell;
 
 constexpr uid_t kNobody = 65534;
 
-const std::string kKaja = std::string(KAJA_BIN_DIR) + "/kaja";
+const std::string kKaja = std::string(kaja::test::binDir()) + "/kaja";
 
 TEST(SandboxRunAsTest, ARootWorkerRunsServersAsNobodyUnlessToldAndNeverAsRoot) {
   const auto fallback = resolveRunAs("", 0);

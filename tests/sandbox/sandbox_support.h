@@ -14,6 +14,7 @@
 #include "core/process/launch_plan.h"
 #include "core/util/sys.h"
 #include "sandbox/confine.h"
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -41,7 +42,7 @@ class SandboxTree {
   /// file and the state folder hidden.
   [[nodiscard]] Confinement confinementOf(const std::string& user) const {
     Confinement where;
-    where.kaja = std::string(KAJA_BIN_DIR) + "/kaja";
+    where.kaja = std::string(kaja::test::binDir()) + "/kaja";
     where.home = state() + "/" + user + "/home";
     where.tmp = state() + "/" + user + "/tmp";
     where.readOnly = {root()};

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "tests/sandbox/worker_lab.h"
+#include "tests/support/build_paths.h"
 #include "tests/support/temp_dir.h"
 
 namespace kaja::sandbox {
@@ -19,7 +20,7 @@ constexpr const char* kChromium = "/usr/bin/chromium";
 
 TEST(SandboxWorkerChromeTest, ChromeDevtoolsMcpLoadsThePublicPageAndIsRefusedThePrivateOnes) {
   if (const std::string why = worker_lab::labUnavailable(); !why.empty()) GTEST_SKIP() << why;
-  const std::string server = std::string(KAJA_SOURCE_DIR) +
+  const std::string server = std::string(kaja::test::sourceDir()) +
                              "/tests/npm/node_modules/chrome-devtools-mcp/build/src/bin/"
                              "chrome-devtools-mcp.js";
   // .ci/setup installs both; a machine set up by hand may lack them.

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "tests/sandbox/worker_lab.h"
+#include "tests/support/build_paths.h"
 #include "tests/support/temp_dir.h"
 
 namespace kaja::sandbox {
@@ -17,7 +18,8 @@ namespace {
 // Writes the probe ability and the worker's key into `dir`. The server's script lives
 // beside its manifest, where a confined server may read it.
 void writeProbe(const kaja::testing::TempDir& dir) {
-  std::ifstream script(std::string(KAJA_SOURCE_DIR) + "/tests/servers/egress_probe_server.mjs");
+  std::ifstream script(std::string(kaja::test::sourceDir()) +
+                       "/tests/servers/egress_probe_server.mjs");
   const std::string probe = dir.write("market/abilities/probe/server.mjs",
                                       std::string(std::istreambuf_iterator<char>(script), {}));
   dir.write("market/abilities/probe/mcp.toml",

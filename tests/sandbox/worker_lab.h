@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sandbox/confine.h"
+#include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -104,7 +105,7 @@ inline LabResult runWorkerLab(const kaja::testing::TempDir& dir, const std::stri
   const auto ran = kaja::testing::runCommandWith(
       {"/usr/bin/unshare", "-n", "-m", "/bin/bash", lab},
       {"DIR=" + dir.path(), "ABILITY=" + ability, "WORKER_ARGS=" + words,
-       "KAJA=" + std::string(KAJA_BIN_DIR) + "/kaja", "HOME=" + dir.path() + "/home",
+       "KAJA=" + std::string(kaja::test::binDir()) + "/kaja", "HOME=" + dir.path() + "/home",
        "XDG_CONFIG_HOME=" + dir.path() + "/config", "XDG_DATA_HOME=" + dir.path() + "/data",
        "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
        "KAJA_SHIPPED_MARKETPLACE=" + dir.path() + "/market"},

@@ -18,6 +18,7 @@
 #include "sandbox/worker.h"
 #include "tests/core/server/http_client.h"
 #include "tests/sandbox/sandbox_support.h"
+#include "tests/support/build_paths.h"
 
 namespace kaja::sandbox {
 namespace {
@@ -61,7 +62,7 @@ class RunAsWorker {
     secret = dir.write("market/root-only.txt", "root-only-secret-77");
     fs::permissions(secret, fs::perms::owner_read | fs::perms::owner_write);
     WorkerOptions options;
-    options.kaja = std::string(KAJA_BIN_DIR) + "/kaja";
+    options.kaja = std::string(kaja::test::binDir()) + "/kaja";
     options.keyFile = keyFile;
     options.key.bytes = std::string(32, 'k');
     options.stateDir = dir.path() + "/state";
@@ -251,7 +252,7 @@ TEST(SandboxWorkerRunAsTest, ServeRefusesToRunServersAsRoot) {
   fs::permissions(key, fs::perms::owner_read | fs::perms::owner_write);
   for (const char* root : {"root", "0", "0:0"}) {
     const auto ran = kaja::testing::runCommandWith(
-        {std::string(KAJA_BIN_DIR) + "/kaja", "sandbox", "serve", "--listen", "127.0.0.1:0",
+        {std::string(kaja::test::binDir()) + "/kaja", "sandbox", "serve", "--listen", "127.0.0.1:0",
          "--key-file", key, "--state", dir.path() + "/state", "--run-as", root},
         {"HOME=" + dir.path(), "XDG_CONFIG_HOME=" + dir.path() + "/config",
          "XDG_DATA_HOME=" + dir.path() + "/data", "PATH=/usr/bin:/bin",

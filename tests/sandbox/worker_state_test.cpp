@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "sandbox/worker.h"
+#include "tests/support/build_paths.h"
 #include "tests/support/temp_dir.h"
 
 namespace kaja::sandbox {
@@ -24,7 +25,7 @@ TEST(SandboxWorkerStateTest, TurnHomesAnEarlierRunLeftAreRemovedUsersHomesKept) 
   WorkerOptions options;
   options.isolate = false;
   options.stateDir = state;
-  options.kaja = std::string(KAJA_BIN_DIR) + "/kaja";
+  options.kaja = std::string(kaja::test::binDir()) + "/kaja";
   options.key.bytes = std::string(32, 'k');
   auto worker = Worker::create(io, std::move(options));
   ASSERT_TRUE(worker) << worker.error().message;

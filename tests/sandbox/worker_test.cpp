@@ -16,6 +16,7 @@
 
 #include "sandbox/confine.h"
 #include "tests/core/server/http_client.h"
+#include "tests/support/build_paths.h"
 #include "tests/support/temp_dir.h"
 
 namespace kaja::sandbox {
@@ -26,7 +27,7 @@ using kaja::testing::HttpReply;
 using kaja::testing::RawHttp;
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
-const std::string kEverything = std::string(KAJA_SOURCE_DIR) +
+const std::string kEverything = std::string(kaja::test::sourceDir()) +
                                 "/tests/npm/node_modules/@modelcontextprotocol/"
                                 "server-everything/dist/index.js";
 
@@ -39,7 +40,7 @@ core::Ability everything(const std::string& name) {
   return ability;
 }
 
-const std::string kFilesystem = std::string(KAJA_SOURCE_DIR) +
+const std::string kFilesystem = std::string(kaja::test::sourceDir()) +
                                 "/tests/npm/node_modules/@modelcontextprotocol/"
                                 "server-filesystem/dist/index.js";
 
@@ -52,7 +53,7 @@ class WorkerHarness {
     // A root worker's confined servers run as nobody, who must pass through to their homes.
     std::filesystem::permissions(
         dir.path(), std::filesystem::perms::owner_all | std::filesystem::perms::others_exec);
-    options.kaja = std::string(KAJA_BIN_DIR) + "/kaja";
+    options.kaja = std::string(kaja::test::binDir()) + "/kaja";
     options.keyFile = dir.write("key", std::string(32, 'k'));
     options.key.bytes = std::string(32, 'k');
     // A filesystem server given its own home as its one folder.
@@ -64,7 +65,7 @@ class WorkerHarness {
     options.abilities.push_back(files);
     core::Ability faulty;
     faulty.name = "faulty";
-    faulty.command = std::string(KAJA_BIN_DIR) + "/kaja_fault_server";
+    faulty.command = std::string(kaja::test::binDir()) + "/kaja_fault_server";
     faulty.tools = std::vector<std::string>{"echo", "crash"};
     options.abilities.push_back(faulty);
     options.shared = shared;

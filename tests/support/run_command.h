@@ -6,6 +6,15 @@
 
 namespace kaja::testing {
 
+/// False in a sanitizer tree (tests/sanitize/run): there a process's resident set is mostly
+/// the sanitizer's own shadow memory and quarantine, so the tests check their memory bounds
+/// in a plain build only.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kMemoryIsMeasured = false;
+#else
+inline constexpr bool kMemoryIsMeasured = true;
+#endif
+
 /// What a finished program printed and how it ended.
 struct CommandResult {
   int exitCode = -1;  ///< -1 when it did not exit normally

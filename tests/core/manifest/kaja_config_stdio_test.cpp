@@ -7,6 +7,7 @@
 
 #include "core/manifest/kaja_config.h"
 #include "tests/core/manifest/kaja_config_fixture.h"
+#include "tests/support/build_paths.h"
 #include "tests/support/temp_dir.h"
 
 namespace kaja::core {
@@ -85,7 +86,7 @@ TEST_F(KajaConfigStdioTest, MistakesNameTheFileAndLine) {
 }
 
 TEST_F(KajaConfigStdioTest, TheReadmeExampleReadsAsDocumented) {
-  std::ifstream in(std::string(KAJA_SOURCE_DIR) + "/README.md");
+  std::ifstream in(std::string(kaja::test::sourceDir()) + "/README.md");
   std::stringstream readme;
   readme << in.rdbuf();
   const std::string text = readme.str();

@@ -16,6 +16,7 @@
 
 #include "core/process/child_process.h"
 #include "tests/core/mcp/test_servers.h"
+#include "tests/support/build_paths.h"
 
 namespace kaja::testing {
 
@@ -104,14 +105,15 @@ class ServerProcess {
 
 /// tests/tools/kaja_fault_http_server in `mode` (see that file).
 inline core::LaunchPlan faultHttpPlan(const std::string& mode) {
-  return minimalPlan({std::string(KAJA_BIN_DIR) + "/kaja_fault_http_server", mode});
+  return minimalPlan({std::string(kaja::test::binDir()) + "/kaja_fault_http_server", mode});
 }
 
 /// server-everything over "streamableHttp" or "sse", forced onto 127.0.0.1.
 inline core::LaunchPlan everythingHttpPlan(const std::string& transport) {
-  auto plan = minimalPlan({nodePath(), "--require",
-                           std::string(KAJA_SOURCE_DIR) + "/tests/tools/listen_loopback.cjs",
-                           npmServerScript("server-everything"), transport});
+  auto plan =
+      minimalPlan({nodePath(), "--require",
+                   std::string(kaja::test::sourceDir()) + "/tests/tools/listen_loopback.cjs",
+                   npmServerScript("server-everything"), transport});
   plan.env.push_back({"PORT", "0", false});
   return plan;
 }

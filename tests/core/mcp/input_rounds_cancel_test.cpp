@@ -10,6 +10,7 @@
 #include "core/mcp/client.h"
 #include "core/mcp/stdio_transport.h"
 #include "tests/core/mcp/test_servers.h"
+#include "tests/support/build_paths.h"
 
 namespace kaja::core::mcp {
 namespace {
@@ -27,12 +28,13 @@ class InputRoundsCancelTest : public ::testing::Test {
     StdioOptions stdio;
     stdio.serverName = "rounds";
     stdio.closeGrace = 300ms;
-    auto transport = StdioTransport::spawn(
-        io_,
-        minimalPlan({nodePath(),
-                     std::string(KAJA_SOURCE_DIR) + "/tests/servers/input_rounds_server.mjs",
-                     log_}),
-        stdio);
+    auto transport =
+        StdioTransport::spawn(io_,
+                              minimalPlan({nodePath(),
+                                           std::string(kaja::test::sourceDir()) +
+                                               "/tests/servers/input_rounds_server.mjs",
+                                           log_}),
+                              stdio);
     ASSERT_TRUE(transport) << transport.error().describe();
     ClientOptions options;
     options.discover = true;

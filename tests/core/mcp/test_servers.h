@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/runner/launch_plan.h"
+#include "tests/support/build_paths.h"
 
 namespace kaja::testing {
 
@@ -55,8 +56,8 @@ inline core::LaunchPlan minimalPlan(std::vector<std::string> argv) {
 
 /// Returns the path of an npm test server's entry script.
 inline std::string npmServerScript(const std::string& package) {
-  return std::string(KAJA_SOURCE_DIR) + "/tests/npm/node_modules/@modelcontextprotocol/" + package +
-         "/dist/index.js";
+  return std::string(kaja::test::sourceDir()) + "/tests/npm/node_modules/@modelcontextprotocol/" +
+         package + "/dist/index.js";
 }
 
 /// server-everything over stdio.
@@ -71,14 +72,15 @@ inline core::LaunchPlan filesystemPlan(const std::string& dir) {
 
 /// tests/servers/stateless_server.mjs (protocol 2026-07-28) in `mode`: "stdio" or "http".
 inline core::LaunchPlan statelessPlan(const std::string& mode) {
-  return minimalPlan(
-      {nodePath(), std::string(KAJA_SOURCE_DIR) + "/tests/servers/stateless_server.mjs", mode});
+  return minimalPlan({nodePath(),
+                      std::string(kaja::test::sourceDir()) + "/tests/servers/stateless_server.mjs",
+                      mode});
 }
 
 /// tests/tools/kaja_fault_server in `mode` (see that file), with an optional number.
 inline core::LaunchPlan faultPlan(const std::string& mode = "normal", int number = 0) {
   return minimalPlan(
-      {std::string(KAJA_BIN_DIR) + "/kaja_fault_server", mode, std::to_string(number)});
+      {std::string(kaja::test::binDir()) + "/kaja_fault_server", mode, std::to_string(number)});
 }
 
 /// Returns how many descriptors this process has open.

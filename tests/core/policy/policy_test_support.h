@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/mcp/types.h"
+#include "tests/support/build_paths.h"
 
 namespace kaja::testing {
 
@@ -27,7 +28,7 @@ inline core::mcp::Tool makeTool(const std::string& name, const std::string& desc
 /// (`server` is "server-filesystem", "server-everything", "server-sequential-thinking" or
 /// "chrome-devtools").
 inline std::vector<core::mcp::Tool> fixtureTools(const std::string& server) {
-  std::ifstream in(std::string(KAJA_SOURCE_DIR) + "/tests/core/policy/data/" + server +
+  std::ifstream in(std::string(kaja::test::sourceDir()) + "/tests/core/policy/data/" + server +
                    ".tools.json");
   auto json = core::mcp::Json::parse(in, nullptr, false);
   std::vector<core::mcp::Tool> tools;

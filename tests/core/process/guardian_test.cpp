@@ -11,6 +11,7 @@
 
 #include "core/process/child_process.h"
 #include "tests/core/mcp/test_servers.h"
+#include "tests/support/build_paths.h"
 
 namespace kaja::core {
 namespace {
@@ -22,7 +23,7 @@ using kaja::testing::minimalPlan;
 class GuardianTest : public ::testing::Test {
  protected:
   GuardianTest() { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
-  static void guard() { useGuardian(std::string(KAJA_BIN_DIR) + "/kaja"); }
+  static void guard() { useGuardian(std::string(kaja::test::binDir()) + "/kaja"); }
 };
 
 TEST_F(GuardianTest, ExitCodesAndSignalsComeThroughUnchanged) {

@@ -13,9 +13,11 @@
 #include <fstream>
 #include <string>
 
+#include "tests/support/build_paths.h"
+
 namespace kaja::testing {
 
-inline const std::string kFrontEchoHelper = std::string(KAJA_BIN_DIR) + "/kaja_front_echo";
+inline const std::string kFrontEchoHelper = std::string(kaja::test::binDir()) + "/kaja_front_echo";
 
 /// `kaja_front_echo MODE` as a child: its port, and its peak memory from /proc.
 class EchoFrontProcess {

@@ -12,6 +12,7 @@
 #include "tests/core/mcp/test_servers.h"
 #include "tests/core/server/echo_front_process.h"
 #include "tests/core/server/echo_session.h"
+#include "tests/support/run_command.h"
 
 namespace kaja::core::server {
 namespace {
@@ -211,7 +212,9 @@ TEST(StdioFrontTest, ATenMegabyteLineLeavesMemoryBounded) {
   EXPECT_EQ(Json::parse(front.readLine())["id"], 1);
   const long after = front.peakKb();
   // The 4 MB limit bounds what is held: one buffer of the limit, touched as it fills.
-  EXPECT_LT(after - before, 7 * 1024) << "before " << before << " KB, after " << after << " KB";
+  if (kaja::testing::kMemoryIsMeasured) {
+    EXPECT_LT(after - before, 7 * 1024) << "before " << before << " KB, after " << after << " KB";
+  }
 }
 
 }  // namespace
