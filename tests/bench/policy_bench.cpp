@@ -43,8 +43,8 @@ using SteadyClock = std::chrono::steady_clock;
 
 struct Options {
   long iterations = 20000;
-  std::string toolsFile = (std::string(kaja::test::sourceDir()) + "/marketplace") +
-                          "/../tests/core/policy/data/server-filesystem.tools.json";
+  std::string toolsFile =
+      std::string(kaja::test::sourceDir()) + "/tests/core/policy/data/server-filesystem.tools.json";
   std::string dir;
 };
 

@@ -6,14 +6,15 @@
 
 namespace kaja::testing {
 
-/// False in a sanitizer tree (tests/sanitize/run): there a process's resident set is mostly
-/// the sanitizer's own shadow memory and quarantine, so the tests check their memory bounds
-/// in a plain build only.
+/// True in a sanitizer tree (tests/sanitize/run, ASan or TSan).
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr bool kMemoryIsMeasured = false;
+inline constexpr bool kSanitized = true;
 #else
-inline constexpr bool kMemoryIsMeasured = true;
+inline constexpr bool kSanitized = false;
 #endif
+/// False in a sanitizer tree: there a process's resident set is mostly the sanitizer's own
+/// shadow memory and quarantine, so the tests check their memory bounds in a plain build only.
+inline constexpr bool kMemoryIsMeasured = !kSanitized;
 
 /// What a finished program printed and how it ended.
 struct CommandResult {
