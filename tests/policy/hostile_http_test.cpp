@@ -342,9 +342,12 @@ class HostileHttpNamespaceTest : public HostileHttpTest {
       script += "printf 'transport = \"" + transport + "\"\\nurl = \"" + url + "\"\\n' > '" + toml +
                 "'\n";
     } else {
+      // The file goes first: the server's shell truncates it only once it has forked, so a
+      // wait that ran before then would read the previous server's port.
+      script += "rm -f '" + root_.path() + "/server.out'\n";
       script += "'" + std::string(kaja::test::binDir()) + "/kaja_fault_http_server' " + mode +
                 " > '" + root_.path() + "/server.out' &\nserver=$!\n" +
-                "for i in $(seq 100); do grep -q '^PORT' '" + root_.path() +
+                "for i in $(seq 100); do grep -qs '^PORT' '" + root_.path() +
                 "/server.out' && break; sleep 0.1; done\n" + "port=$(sed -n 's/^PORT //p' '" +
                 root_.path() + "/server.out')\n" + "printf 'transport = \"" + transport +
                 "\"\\nurl = \"http://127.0.0.1:%s" + url + "\"\\n' \"$port\" > '" + toml + "'\n";
