@@ -256,6 +256,7 @@ Gateway::Gateway(boost::asio::io_context& io, GatewayOptions options)
     : impl_(std::make_shared<Impl>(io, std::move(options))) {}
 
 Gateway::~Gateway() {
+  for (auto& [token, session] : std::exchange(impl_->suspended, {})) session->abandonRound();
   // Sessions a front still holds must not reach a gateway that is gone.
   for (const auto& weak : impl_->sessions) {
     if (auto session = weak.lock()) session->end();
@@ -333,6 +334,7 @@ void Gateway::stop(std::function<void()> done) {
   for (auto& [ability, list] : std::exchange(impl_->waiters, {})) {
     for (auto& waiter : list) waiter(fail(ErrorCode::kRefused, "kaja's gateway is stopping"));
   }
+  for (auto& [token, session] : std::exchange(impl_->suspended, {})) session->abandonRound();
   for (const auto& weak : impl_->sessions) {
     if (auto session = weak.lock()) session->end();
   }

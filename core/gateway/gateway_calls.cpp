@@ -189,18 +189,22 @@ void GatewaySession::runCall(const Json& id, const std::string& name, Json argum
   approver_.relatedTo = nullptr;
 }
 
+void GatewaySession::forgetRunning(const std::string& ability, const Json& id) {
+  auto range = gateway_->running.equal_range(ability);
+  for (auto run = range.first; run != range.second; ++run) {
+    if (run->second.requestId == id && run->second.session.lock().get() == this) {
+      gateway_->running.erase(run);
+      return;
+    }
+  }
+}
+
 void GatewaySession::callFinished(const Json& id, const policy::CallOutcome& outcome) {
   const std::string key = idKey(id);
   bool cancelled = false;
   if (auto it = inFlight_.find(key); it != inFlight_.end()) {
     cancelled = it->second.cancelled;
-    auto range = gateway_->running.equal_range(it->second.ability);
-    for (auto run = range.first; run != range.second; ++run) {
-      if (run->second.requestId == id && run->second.session.lock().get() == this) {
-        gateway_->running.erase(run);
-        break;
-      }
-    }
+    forgetRunning(it->second.ability, id);
     inFlight_.erase(it);
   }
   // A cancelled request gets no answer (the client has stopped waiting for one).

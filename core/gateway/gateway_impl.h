@@ -117,6 +117,9 @@ struct Gateway::Impl : std::enable_shared_from_this<Gateway::Impl> {
   std::map<std::string, std::vector<std::function<void(Result<void>)>>> waiters;
   std::map<std::string, int> busy;  ///< requests in flight, by ability
   std::map<std::string, std::chrono::steady_clock::time_point> lastUsed;
+  /// Stateless clients' requests that answered input_required and wait for their retry, by
+  /// the requestState they gave (see GatewaySession::resumeRound).
+  std::map<std::string, std::shared_ptr<GatewaySession>> suspended;
   std::unique_ptr<boost::asio::steady_timer> idleTimer;
   bool idleCheckPending = false;
 };

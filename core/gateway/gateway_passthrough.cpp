@@ -168,9 +168,15 @@ void GatewaySession::forward(const mcp::Request& request) {
   if (!progressToken.is_null())
     onProgress = progressRelay(weak_from_this(), request.id, progressToken);
   params.erase("_meta");
+  // A client's answers to input rounds are kaja's to read, not the server's (kaja speaks
+  // 2025-11-25 to its servers).
+  params.erase("inputResponses");
+  params.erase("requestState");
   const std::string key = idKey(request.id);
   if (refusedAsRunning(request.id, key)) return;
   inFlight_[key] = InFlight{ability, HostCall{}, false};
+  // What the server asks meanwhile (elicitation, sampling) goes to this client.
+  gateway.running.emplace(ability, RunningCall{weak_from_this(), request.id});
   gateway.use(ability);
   auto finish = [weak = weak_from_this(), gateway = std::weak_ptr(gateway_), ability,
                  id = request.id, key, method = request.method, uri](Result<Json> result) {
@@ -180,6 +186,7 @@ void GatewaySession::forward(const mcp::Request& request) {
     auto it = self->inFlight_.find(key);
     const bool cancelled = it != self->inFlight_.end() && it->second.cancelled;
     if (it != self->inFlight_.end()) self->inFlight_.erase(it);
+    self->forgetRunning(ability, id);
     // This client alone gets the updates of what it subscribed to.
     if (result && method == "resources/subscribe") self->subscribed_[uri] = ability;
     if (result && method == "resources/unsubscribe") self->subscribed_.erase(uri);

@@ -59,10 +59,9 @@ void ElicitingApprover::ask(const policy::ApprovalRequest& request,
   using policy::ApprovalAnswer;
   if (!session_.clientHas("elicitation")) {
     done({ApprovalAnswer::kNo,
-          std::string("needs a person's approval, and this client cannot ask one (") +
-              (session_.stateless() ? "kaja cannot yet ask a 2026-07-28 client during a call"
-                                    : "it did not declare elicitation") +
-              "); run it with `kaja call " + request.server + " " + request.tool +
+          "needs a person's approval, and this client cannot ask one (it did not declare "
+          "elicitation); run it with `kaja call " +
+              request.server + " " + request.tool +
               "` in a terminal, or set approval = \"never\" in the ability's mcp.toml if you "
               "trust it"});
     return;
@@ -117,8 +116,7 @@ GatewaySession::GatewaySession(std::shared_ptr<Gateway::Impl> gateway,
 GatewaySession::~GatewaySession() = default;
 
 bool GatewaySession::clientHas(const std::string& capability) const {
-  return !ended_ && !stateless_ && clientCapabilities_.is_object() &&
-         clientCapabilities_.contains(capability);
+  return !ended_ && clientCapabilities_.is_object() && clientCapabilities_.contains(capability);
 }
 
 void GatewaySession::receive(mcp::Message message) {
@@ -133,7 +131,12 @@ void GatewaySession::receive(mcp::Message message) {
 }
 
 void GatewaySession::end() {
+  // The stream of a request that answered input_required has closed; the retry brings another.
+  if (suspended_) return;
   if (std::exchange(ended_, true)) return;
+  if (auto carried = std::exchange(carrying_, nullptr)) carried->retryStreamEnded(outbox_);
+  if (roundTimer_) roundTimer_->cancel();
+  failAsks("the client went away", ErrorCode::kConnect);
   // A client that went away takes its calls with it: each server is told to stop.
   for (auto& [key, call] : inFlight_) {
     call.cancelled = true;
@@ -151,7 +154,31 @@ void GatewaySession::sendNotification(const std::string& method, Json params,
   if (ended_) return;
   Json message = {{"jsonrpc", "2.0"}, {"method", method}};
   if (!params.is_null()) message["params"] = std::move(params);
-  outbox_->send(std::move(message), relatedTo);
+  deliver(std::move(message), relatedTo);
+}
+
+void GatewaySession::deliver(Json message, const Json& relatedTo) {
+  if (ended_) return;
+  const bool round = !roundRequestId_.is_null() && relatedTo == roundRequestId_;
+  if (!round) {
+    outbox_->send(std::move(message), relatedTo);
+    return;
+  }
+  if (message.contains("id") && !message.contains("method")) {
+    // The request's answer goes to its latest retry; one that comes while the client has no
+    // stream open waits for the retry.
+    message["id"] = replyId_;
+    answered_ = true;
+    if (roundTimer_) roundTimer_->cancel();
+    failAsks("the request has ended", ErrorCode::kRefused);
+    if (suspended_) {
+      heldReply_ = std::move(message);
+      return;
+    }
+  } else if (suspended_) {
+    return;  // progress or a log line while no stream is open has nowhere to go
+  }
+  outbox_->send(std::move(message), replyId_);
 }
 
 void GatewaySession::sendRequest(const std::string& method, Json params, const Json& relatedTo,
@@ -159,6 +186,11 @@ void GatewaySession::sendRequest(const std::string& method, Json params, const J
                                  std::function<void(Result<Json>)> done) {
   if (ended_) {
     done(fail(ErrorCode::kConnect, "the client went away"));
+    return;
+  }
+  // A 2026-07-28 client is asked in an input_required result instead.
+  if (stateless_) {
+    askInput(method, std::move(params), std::move(done));
     return;
   }
   const std::int64_t id = nextId_++;
@@ -214,6 +246,11 @@ void GatewaySession::respond(const Json& id, Result<Json> result) {
   }
   Json body = std::move(*result);
   if (!body.is_object()) body = Json::object();
+  finishBody(body);
+  deliver({{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(body)}}, id);
+}
+
+void GatewaySession::finishBody(Json& body) const {
   if (stateless_) {
     if (!body.contains("resultType")) body["resultType"] = "complete";
     // A list or a resource can change at any time, so a client may not cache it.
@@ -227,7 +264,6 @@ void GatewaySession::respond(const Json& id, Result<Json> result) {
   } else {
     body.erase("resultType");
   }
-  outbox_->send({{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(body)}}, id);
 }
 
 void GatewaySession::respondError(const Json& id, std::int64_t code, const std::string& message,
@@ -235,7 +271,7 @@ void GatewaySession::respondError(const Json& id, std::int64_t code, const std::
   if (ended_) return;
   Json error = {{"code", code}, {"message", message}};
   if (!data.is_null()) error["data"] = std::move(data);
-  outbox_->send({{"jsonrpc", "2.0"}, {"id", id}, {"error", std::move(error)}}, id);
+  deliver({{"jsonrpc", "2.0"}, {"id", id}, {"error", std::move(error)}}, id);
 }
 
 Json GatewaySession::serverInfo() const {
@@ -306,6 +342,8 @@ void GatewaySession::onRequest(const mcp::Request& request) {
     return respondError(request.id, rpc::kMethodNotFound,
                         "protocol version 2026-07-28 has no method " + method);
   }
+  if (takeRetry(request)) return;
+  noteRoundRequest(request);
   if (method == "initialize") return initialize(request);
   if (method == "server/discover") return discover(request);
   if (method == "ping") return respond(request.id, Json::object());

@@ -75,6 +75,22 @@ class GatewaySession final : public server::Session,
     return gateway_->options.approvalTimeout;
   }
 
+  // 2026-07-28 input rounds (gateway_input_rounds.cpp). A stateless client cannot be sent a
+  // request, so what kaja or a server asks it during a request (an approval, elicitation,
+  // sampling) is answered with an input_required result. The session that runs the request
+  // waits in Gateway::Impl::suspended under the requestState it gave; the client's retry
+  // arrives in a new session, which hands this one its reply stream and the answers.
+  /// Gives this session's waiting request the retry's stream, id and answers.
+  void resumeRound(std::shared_ptr<server::Outbox> outbox, const mcp::Json& retryId,
+                   const mcp::Json& inputResponses, mcp::Json clientCapabilities);
+  /// Ends a request that waits for its retry (the gateway is stopping).
+  void abandonRound();
+  /// Called by the session that carried a retry when its stream ends.
+  void retryStreamEnded(const std::shared_ptr<server::Outbox>& outbox);
+  /// The method and name (tool, prompt or URI) a retry must repeat.
+  [[nodiscard]] const std::string& roundMethod() const { return roundMethod_; }
+  [[nodiscard]] const std::string& roundName() const { return roundName_; }
+
  private:
   struct InFlight {
     std::string ability;
@@ -91,11 +107,21 @@ class GatewaySession final : public server::Session,
     std::function<void(Result<mcp::Json>)> done;
     std::unique_ptr<boost::asio::steady_timer> timer;
   };
+  /// Something a stateless client is asked in an input_required result, and who waits.
+  struct InputAsk {
+    std::string key;
+    std::string method;
+    mcp::Json params;
+    std::function<void(Result<mcp::Json>)> done;
+  };
 
   void onRequest(const mcp::Request& request);
   void onNotification(const mcp::Notification& notification);
   void onResponse(const mcp::Response& response);
   void respond(const mcp::Json& id, Result<mcp::Json> result);
+  /// Adds what a result carries at the client's protocol version (resultType, cache hints,
+  /// serverInfo at 2026-07-28), or removes what it must not.
+  void finishBody(mcp::Json& body) const;
   /// Answers an error and returns true when request `id` (as `key`) is still running.
   bool refusedAsRunning(const mcp::Json& id, const std::string& key);
   void respondError(const mcp::Json& id, std::int64_t code, const std::string& message,
@@ -117,6 +143,22 @@ class GatewaySession final : public server::Session,
   void listEverywhere(const mcp::Request& request, const std::string& capability,
                       const std::string& key);
   void callFinished(const mcp::Json& id, const policy::CallOutcome& outcome);
+  /// Sends `message` (a reply or a notification) to the client, on the stream of request
+  /// `relatedTo`: after a retry, that of the retry.
+  void deliver(mcp::Json message, const mcp::Json& relatedTo);
+  /// Removes the entry of `gateway_->running` for this session's request `id` on `ability`.
+  void forgetRunning(const std::string& ability, const mcp::Json& id);
+  // Input rounds (gateway_input_rounds.cpp).
+  /// Remembers the first request of a stateless session: the one its input rounds belong to.
+  void noteRoundRequest(const mcp::Request& request);
+  /// Handles a retry (a request with requestState); returns false when it is none.
+  bool takeRetry(const mcp::Request& request);
+  void askInput(const std::string& method, mcp::Json params,
+                std::function<void(Result<mcp::Json>)> done);
+  void sendInputRound();
+  void expireRound();
+  /// Answers every open ask with `why` (the client went away, the round expired).
+  void failAsks(const std::string& why, ErrorCode code);
 
   std::shared_ptr<Gateway::Impl> gateway_;
   std::shared_ptr<server::Outbox> outbox_;
@@ -133,6 +175,22 @@ class GatewaySession final : public server::Session,
   /// Resource URIs the client subscribed to, with the ability that serves each.
   std::map<std::string, std::string> subscribed_;
   std::optional<Listening> listening_;  ///< a 2026-07-28 client's open listen stream
+
+  // Input rounds of a stateless session's one request.
+  mcp::Json roundRequestId_;  ///< that request's id (null: none yet, or not stateless)
+  mcp::Json replyId_;         ///< where its answer goes: the id of the latest retry
+  std::string roundMethod_;
+  std::string roundName_;
+  bool answered_ = false;   ///< the request has its final answer
+  bool suspended_ = false;  ///< answered input_required; waits for the retry
+  bool roundPosted_ = false;
+  std::string roundToken_;
+  std::unique_ptr<boost::asio::steady_timer> roundTimer_;
+  std::vector<InputAsk> inputAsks_;
+  int nextAskKey_ = 1;
+  std::optional<mcp::Json> heldReply_;  ///< the final answer, when it came while suspended
+  /// The session whose retry this one carries: held, since no front holds it any more.
+  std::shared_ptr<GatewaySession> carrying_;
 };
 
 /// Returns a progress callback that passes a server's progress on to `session`'s client as
