@@ -59,9 +59,9 @@ Gateway::Impl::Impl(boost::asio::io_context& context, GatewayOptions opts)
     onServerNotification(ability, notification);
   };
   hostOptions.events.serverRequest = [this](const std::string& ability, const std::string& method,
-                                            const Json& params,
+                                            const Json& params, const mcp::InputOrigin& origin,
                                             std::function<void(Result<Json>)> respond) {
-    onServerRequest(ability, method, params, std::move(respond));
+    onServerRequest(ability, method, params, origin, std::move(respond));
   };
   hostOptions.events.connected = [this, user](const ConnectReport& report) {
     if (report.error) {
@@ -171,7 +171,8 @@ std::vector<std::string> Gateway::Impl::abilitiesWith(const std::string& capabil
 }
 
 void Gateway::Impl::onServerRequest(const std::string& ability, const std::string& method,
-                                    const Json& params, std::function<void(Result<Json>)> respond) {
+                                    const Json& params, const mcp::InputOrigin& origin,
+                                    std::function<void(Result<Json>)> respond) {
   const std::string capability = method == "sampling/createMessage" ? "sampling" : "elicitation";
   // The client whose call is running on this server is the one asked, on that call's stream.
   // With calls of several clients running there, kaja cannot tell whose request it is, and
@@ -183,6 +184,13 @@ void Gateway::Impl::onServerRequest(const std::string& ability, const std::strin
   for (auto it = range.first; it != range.second; ++it) {
     auto session = it->second.session.lock();
     if (!session) continue;
+    // A 2026-07-28 server asks inside one call, so it is known whose question it is.
+    if (origin.callId != 0) {
+      if (!session->runs(HostCall{ability, origin.callId})) continue;
+      asked = session;
+      relatedTo = it->second.requestId;
+      break;
+    }
     if (asked && asked != session) ambiguous = true;
     if (!asked) {
       asked = session;
@@ -196,7 +204,8 @@ void Gateway::Impl::onServerRequest(const std::string& ability, const std::strin
     return;
   }
   if (asked && asked->clientHas(capability)) {
-    asked->sendRequest(method, params, relatedTo, options.approvalTimeout, std::move(respond));
+    asked->sendRequest(method, params, relatedTo, options.approvalTimeout, std::move(respond),
+                       origin.key);
     return;
   }
   respond(fail(ErrorCode::kRefused, "no client of kaja's gateway that can answer " + method +
@@ -256,6 +265,7 @@ Gateway::Gateway(boost::asio::io_context& io, GatewayOptions options)
     : impl_(std::make_shared<Impl>(io, std::move(options))) {}
 
 Gateway::~Gateway() {
+  impl_->suspendedBytes = 0;
   for (auto& [token, session] : std::exchange(impl_->suspended, {})) session->abandonRound();
   // Sessions a front still holds must not reach a gateway that is gone.
   for (const auto& weak : impl_->sessions) {
@@ -334,6 +344,7 @@ void Gateway::stop(std::function<void()> done) {
   for (auto& [ability, list] : std::exchange(impl_->waiters, {})) {
     for (auto& waiter : list) waiter(fail(ErrorCode::kRefused, "kaja's gateway is stopping"));
   }
+  impl_->suspendedBytes = 0;
   for (auto& [token, session] : std::exchange(impl_->suspended, {})) session->abandonRound();
   for (const auto& weak : impl_->sessions) {
     if (auto session = weak.lock()) session->end();

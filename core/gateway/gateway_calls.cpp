@@ -140,12 +140,20 @@ void GatewaySession::runCall(const Json& id, const std::string& name, Json argum
   inFlight_[key].ability = route->ability;
   gateway_->running.emplace(route->ability, RunningCall{weak_from_this(), id});
   gateway_->use(route->ability);
-  auto send = [weak = weak_from_this(), ability = route->ability, id, key, progressToken](
+  auto send = [weak = weak_from_this(), ability = route->ability, id, key, progressToken, name](
                   const std::string& tool, const Json& values,
                   std::function<void(Result<mcp::ToolResult>)> sent) {
     auto self = weak.lock();
     if (!self || self->ended_) {
       sent(fail(ErrorCode::kRefused, "the client went away before the call was sent"));
+      return;
+    }
+    // An approval can take minutes, in which the persona may have dropped the tool.
+    if (auto now = self->gateway_->catalog->route(name);
+        !now || now->ability != ability || now->tool != tool) {
+      sent(fail(ErrorCode::kRefused,
+                "persona \"" + self->gateway_->config.persona + "\" no longer offers " + name +
+                    " (its configuration changed while the call waited), so kaja did not send it"));
       return;
     }
     // A call the client cancelled while its approval was asked must not run on a late yes.
@@ -172,6 +180,7 @@ void GatewaySession::runCall(const Json& id, const std::string& name, Json argum
       // meanwhile, whether or not the client asked to see the progress.
       options.resetTimeoutOnProgress = true;
       options.onProgress = progressRelay(weak, id, progressToken);
+      options.capabilities = self->capabilitiesFor(ability);
       HostCall call = self->gateway_->host->callTool(ability, tool, values, std::move(options),
                                                      std::move(sent));
       if (it != self->inFlight_.end()) it->second.call = call;
@@ -213,6 +222,10 @@ void GatewaySession::callFinished(const Json& id, const policy::CallOutcome& out
     return respond(id, textResult("kaja refused the call (" + outcome.refusal->rule +
                                       "): " + outcome.refusal->message,
                                   true));
+  }
+  // A 2026-07-28 server's "you lack a capability" is the client's to hear as an error.
+  if (outcome.error && outcome.error->rpcCode == rpc::kMissingCapability) {
+    return respond(id, std::unexpected(*outcome.error));
   }
   if (outcome.error || !outcome.result) {
     std::string why = outcome.error ? outcome.error->describe() : "the call ended with no result";

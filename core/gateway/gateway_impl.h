@@ -36,7 +36,8 @@ struct Gateway::Impl : std::enable_shared_from_this<Gateway::Impl> {
   /// Builds the catalog for `config` with the host's current tools.
   void rebuildCatalog();
   void onServerRequest(const std::string& ability, const std::string& method,
-                       const mcp::Json& params, std::function<void(Result<mcp::Json>)> respond);
+                       const mcp::Json& params, const mcp::InputOrigin& origin,
+                       std::function<void(Result<mcp::Json>)> respond);
   void onServerNotification(const std::string& ability, const mcp::Notification& notification);
   /// Starts again, after a growing pause, the abilities that failed or stopped.
   void scheduleRetry();
@@ -120,6 +121,7 @@ struct Gateway::Impl : std::enable_shared_from_this<Gateway::Impl> {
   /// Stateless clients' requests that answered input_required and wait for their retry, by
   /// the requestState they gave (see GatewaySession::resumeRound).
   std::map<std::string, std::shared_ptr<GatewaySession>> suspended;
+  std::size_t suspendedBytes = 0;  ///< the size of their requests
   std::unique_ptr<boost::asio::steady_timer> idleTimer;
   bool idleCheckPending = false;
 };

@@ -19,9 +19,13 @@ namespace {
 
 // The most questions one request may have open, as kaja's client allows a server.
 constexpr std::size_t kMaxAsks = 16;
-// The most requests that may wait for their retry at once, over all clients.
+// The most requests that may wait for their retry at once, over all clients, and the most
+// bytes of their requests kaja holds meanwhile.
 constexpr std::size_t kMaxWaiting = 256;
+constexpr std::size_t kMaxWaitingBytes = 64UL * 1024 * 1024;
 constexpr std::string_view kTokenPrefix = "kaja-round-";
+// The longest key of a server's that kaja passes on as it is.
+constexpr std::size_t kMaxKeyBytes = 200;
 
 bool hasRounds(const std::string& method) {
   return method == "tools/call" || method == "prompts/get" || method == "resources/read";
@@ -31,11 +35,37 @@ std::string nameIn(const std::string& method, const Json& params) {
   return stringAt(params, method == "resources/read" ? "uri" : "name");
 }
 
+// What a retry must repeat of its request: everything but _meta and the round's own fields.
+std::size_t fingerprintOf(const Json& params, std::size_t* bytes = nullptr) {
+  Json kept = params.is_object() ? params : Json::object();
+  if (kept.is_object()) {
+    kept.erase("_meta");
+    kept.erase("inputResponses");
+    kept.erase("requestState");
+  }
+  const std::string text = kept.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (bytes != nullptr) *bytes = text.size();
+  return std::hash<std::string>{}(text);
+}
+
 std::string seconds(std::chrono::milliseconds duration) {
   return std::to_string(std::max<std::int64_t>(1, duration.count() / 1000)) + " s";
 }
 
 }  // namespace
+
+Json GatewaySession::capabilitiesFor(const std::string& ability) const {
+  Json caps = Json::object();
+  for (const char* asked : {"elicitation", "sampling"}) {
+    if (clientCapabilities_.is_object() && clientCapabilities_.contains(asked)) {
+      caps[asked] =
+          clientCapabilities_[asked].is_object() ? clientCapabilities_[asked] : Json::object();
+    }
+  }
+  const Activation* activation = gateway_->activationOf(ability);
+  if (activation != nullptr && activation->ability.roots) caps["roots"] = Json::object();
+  return caps;
+}
 
 void GatewaySession::noteRoundRequest(const mcp::Request& request) {
   if (!stateless_ || !roundRequestId_.is_null() || !hasRounds(request.method)) return;
@@ -43,6 +73,18 @@ void GatewaySession::noteRoundRequest(const mcp::Request& request) {
   replyId_ = request.id;
   roundMethod_ = request.method;
   roundName_ = nameIn(request.method, request.params);
+  roundFingerprint_ = fingerprintOf(request.params, &roundBytes_);
+}
+
+std::string GatewaySession::answersProblem(const Json& inputResponses) const {
+  for (const auto& ask : inputAsks_) {
+    const auto answer = inputResponses.find(ask.key);
+    if (answer != inputResponses.end() && !answer->is_object()) {
+      return "inputResponses[\"" + mcp::clip(ask.key, 80) + "\"] must be the object that answers " +
+             ask.method + ", not a " + answer->type_name();
+    }
+  }
+  return "";
 }
 
 bool GatewaySession::takeRetry(const mcp::Request& request) {
@@ -79,7 +121,19 @@ bool GatewaySession::takeRetry(const mcp::Request& request) {
                   mcp::clip(carried->roundName(), 80) + "\", not " + request.method + " of \"" +
                   mcp::clip(name, 80) + "\"; send it with the request it came with");
   }
+  // What runs is what was asked about: a retry that changes the request is not that retry.
+  if (carried->roundFingerprint_ != fingerprintOf(request.params)) {
+    return refuse(
+        "this retry's arguments differ from those of the request that got this "
+        "requestState; repeat that request as it was, with inputResponses added");
+  }
+  if (responses != request.params.end()) {
+    if (const std::string problem = carried->answersProblem(*responses); !problem.empty()) {
+      return refuse(problem);
+    }
+  }
   gateway_->suspended.erase(waiting);
+  gateway_->suspendedBytes -= std::min(gateway_->suspendedBytes, carried->roundBytes_);
   carrying_ = carried;
   carried->resumeRound(outbox_, request.id,
                        responses == request.params.end() ? Json::object() : *responses,
@@ -88,7 +142,7 @@ bool GatewaySession::takeRetry(const mcp::Request& request) {
 }
 
 void GatewaySession::askInput(const std::string& method, Json params,
-                              std::function<void(Result<Json>)> done) {
+                              std::function<void(Result<Json>)> done, const std::string& inputKey) {
   if (ended_ || answered_ || roundRequestId_.is_null()) {
     done(fail(ErrorCode::kRefused, "the client's request has ended"));
     return;
@@ -98,11 +152,18 @@ void GatewaySession::askInput(const std::string& method, Json params,
                                        " questions wait on one request of this client"));
     return;
   }
-  const std::string kind = method == "elicitation/create"       ? "elicitation"
-                           : method == "sampling/createMessage" ? "sampling"
-                                                                : "input";
-  inputAsks_.push_back(
-      {kind + "_" + std::to_string(nextAskKey_++), method, std::move(params), std::move(done)});
+  // A server's own key is kept, so its client sees the request as the server made it; a
+  // key of kaja's own is made for the rest (and for a key already open, or oversized).
+  std::string key = inputKey;
+  const bool taken =
+      std::ranges::any_of(inputAsks_, [&](const auto& ask) { return ask.key == key; });
+  if (key.empty() || key.size() > kMaxKeyBytes || taken) {
+    const std::string kind = method == "elicitation/create"       ? "elicitation"
+                             : method == "sampling/createMessage" ? "sampling"
+                                                                  : "input";
+    key = "kaja_" + kind + "_" + std::to_string(nextAskKey_++);
+  }
+  inputAsks_.push_back({std::move(key), method, std::move(params), std::move(done)});
   // Questions asked together go in one round; one asked while the client is away goes out
   // when its retry comes.
   if (suspended_ || roundPosted_) return;
@@ -115,9 +176,11 @@ void GatewaySession::askInput(const std::string& method, Json params,
 void GatewaySession::sendInputRound() {
   roundPosted_ = false;
   if (ended_ || suspended_ || answered_ || inputAsks_.empty()) return;
-  if (gateway_->suspended.size() >= kMaxWaiting) {
-    failAsks("kaja already holds " + std::to_string(kMaxWaiting) +
-                 " requests that wait for their clients' answers; try again when they end",
+  if (gateway_->suspended.size() >= kMaxWaiting ||
+      gateway_->suspendedBytes + roundBytes_ > kMaxWaitingBytes) {
+    failAsks("kaja already holds " + std::to_string(gateway_->suspended.size()) + " requests (" +
+                 std::to_string(gateway_->suspendedBytes / (1024 * 1024)) +
+                 " MB) that wait for their clients' answers; try again when they end",
              ErrorCode::kRefused);
     return;
   }
@@ -133,6 +196,7 @@ void GatewaySession::sendInputRound() {
   }
   // Registered before the answer goes out: the front may end this session inside send().
   gateway_->suspended[roundToken_] = shared_from_this();
+  gateway_->suspendedBytes += roundBytes_;
   suspended_ = true;
   roundTimer_ = std::make_unique<boost::asio::steady_timer>(gateway_->io, approvalTimeout());
   roundTimer_->async_wait(
@@ -180,7 +244,9 @@ void GatewaySession::resumeRound(std::shared_ptr<server::Outbox> outbox, const J
 }
 
 void GatewaySession::expireRound() {
-  gateway_->suspended.erase(roundToken_);
+  if (gateway_->suspended.erase(roundToken_) != 0) {
+    gateway_->suspendedBytes -= std::min(gateway_->suspendedBytes, roundBytes_);
+  }
   suspended_ = false;
   roundToken_.clear();
   failAsks("the client did not answer within " + seconds(approvalTimeout()), ErrorCode::kTimeout);

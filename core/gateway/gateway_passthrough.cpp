@@ -205,9 +205,9 @@ void GatewaySession::forward(const mcp::Request& request) {
     if (it == self->inFlight_.end() || it->second.cancelled) {
       return finish(fail(ErrorCode::kRefused, "the client cancelled the request"));
     }
-    it->second.call = self->gateway_->host->request(ability, method, std::move(params),
-                                                    std::chrono::milliseconds(0), std::move(finish),
-                                                    std::move(onProgress));
+    it->second.call = self->gateway_->host->request(
+        ability, method, std::move(params), std::chrono::milliseconds(0), std::move(finish),
+        std::move(onProgress), self->capabilitiesFor(ability));
   });
 }
 

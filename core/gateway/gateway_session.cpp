@@ -68,7 +68,9 @@ void ElicitingApprover::ask(const policy::ApprovalRequest& request,
   }
   Json choices = Json::array({"once"});
   Json names = Json::array({"Allow once"});
-  if (!request.confirmListed) {
+  // A stateless client has no session for "the rest of the session" to mean anything in.
+  const bool sessionOffered = !request.confirmListed && !session_.stateless();
+  if (sessionOffered) {
     choices.push_back("session");
     names.push_back("Allow this tool for the rest of the session");
   }
@@ -82,7 +84,7 @@ void ElicitingApprover::ask(const policy::ApprovalRequest& request,
         {"required", Json::array({"answer"})}}}};
   session_.sendRequest(
       "elicitation/create", std::move(params), relatedTo, session_.approvalTimeout(),
-      [done = std::move(done), confirmListed = request.confirmListed](Result<Json> reply) {
+      [done = std::move(done), sessionOffered](Result<Json> reply) {
         if (!reply) {
           done({ApprovalAnswer::kNo,
                 "got no answer from the client (" + reply.error().message + ")"});
@@ -94,7 +96,7 @@ void ElicitingApprover::ask(const policy::ApprovalRequest& request,
           const Json content =
               reply->is_object() ? reply->value("content", Json::object()) : Json::object();
           const std::string answer = stringAt(content, "answer");
-          if (answer == "once" || (answer == "session" && !confirmListed)) {
+          if (answer == "once" || (answer == "session" && sessionOffered)) {
             done({answer == "session" ? ApprovalAnswer::kYesForSession : ApprovalAnswer::kYes, {}});
             return;
           }
@@ -183,14 +185,15 @@ void GatewaySession::deliver(Json message, const Json& relatedTo) {
 
 void GatewaySession::sendRequest(const std::string& method, Json params, const Json& relatedTo,
                                  std::chrono::milliseconds timeout,
-                                 std::function<void(Result<Json>)> done) {
+                                 std::function<void(Result<Json>)> done,
+                                 const std::string& inputKey) {
   if (ended_) {
     done(fail(ErrorCode::kConnect, "the client went away"));
     return;
   }
   // A 2026-07-28 client is asked in an input_required result instead.
   if (stateless_) {
-    askInput(method, std::move(params), std::move(done));
+    askInput(method, std::move(params), std::move(done), inputKey);
     return;
   }
   const std::int64_t id = nextId_++;

@@ -46,11 +46,24 @@ class GatewaySession final : public server::Session,
 
   /// Sends a request to the client; `done` gets its result, or an error after `timeout`,
   /// when the session ends, or when the client answers with an error.
+  /// To a 2026-07-28 client it goes in an input round, under `inputKey` when given (the
+  /// server's own key, when it asked in an input_required result).
   void sendRequest(const std::string& method, mcp::Json params, const mcp::Json& relatedTo,
-                   std::chrono::milliseconds timeout, std::function<void(Result<mcp::Json>)> done);
+                   std::chrono::milliseconds timeout, std::function<void(Result<mcp::Json>)> done,
+                   const std::string& inputKey = {});
+  /// The client capabilities a 2026-07-28 server behind `ability` is told: the questions
+  /// this client can answer (elicitation, sampling), and roots when kaja gives the server
+  /// the persona's folders.
+  [[nodiscard]] mcp::Json capabilitiesFor(const std::string& ability) const;
   /// Sends a notification; `relatedTo` null puts it on the session's own stream.
   void sendNotification(const std::string& method, mcp::Json params,
                         const mcp::Json& relatedTo = nullptr);
+  /// Returns true when `call` is one of this session's requests in flight.
+  [[nodiscard]] bool runs(const HostCall& call) const {
+    return std::ranges::any_of(inFlight_, [&](const auto& entry) {
+      return entry.second.call.ability == call.ability && entry.second.call.id == call.id;
+    });
+  }
   /// Returns true when the client declared `capability` (elicitation, sampling, …).
   [[nodiscard]] bool clientHas(const std::string& capability) const;
   /// Returns true once the client has initialized (or speaks 2026-07-28).
@@ -153,8 +166,10 @@ class GatewaySession final : public server::Session,
   void noteRoundRequest(const mcp::Request& request);
   /// Handles a retry (a request with requestState); returns false when it is none.
   bool takeRetry(const mcp::Request& request);
+  /// Returns why `inputResponses` cannot answer this session's open questions, or "".
+  [[nodiscard]] std::string answersProblem(const mcp::Json& inputResponses) const;
   void askInput(const std::string& method, mcp::Json params,
-                std::function<void(Result<mcp::Json>)> done);
+                std::function<void(Result<mcp::Json>)> done, const std::string& inputKey);
   void sendInputRound();
   void expireRound();
   /// Answers every open ask with `why` (the client went away, the round expired).
@@ -181,8 +196,10 @@ class GatewaySession final : public server::Session,
   mcp::Json replyId_;         ///< where its answer goes: the id of the latest retry
   std::string roundMethod_;
   std::string roundName_;
-  bool answered_ = false;   ///< the request has its final answer
-  bool suspended_ = false;  ///< answered input_required; waits for the retry
+  std::size_t roundFingerprint_ = 0;  ///< of the request's params, which a retry repeats
+  std::size_t roundBytes_ = 0;        ///< their size, counted while the request waits
+  bool answered_ = false;             ///< the request has its final answer
+  bool suspended_ = false;            ///< answered input_required; waits for the retry
   bool roundPosted_ = false;
   std::string roundToken_;
   std::unique_ptr<boost::asio::steady_timer> roundTimer_;

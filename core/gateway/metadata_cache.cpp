@@ -107,6 +107,9 @@ std::int64_t unixSeconds() {
 std::string MetadataCache::keyOf(const Activation& activation) {
   Json what = {{"ability", activation.ability.name},
                {"transport", toString(activation.ability.transport)}};
+  // A server may offer other tools at another protocol version. Added only when set, so
+  // the entries of abilities without it stay where they were.
+  if (!activation.ability.protocol.empty()) what["protocol"] = activation.ability.protocol;
   const Resolution& resolution = activation.resolution;
   if (resolution.launch) {
     what["argv"] = resolution.launch->argv;

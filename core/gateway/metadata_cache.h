@@ -41,7 +41,8 @@ class MetadataCache {
   explicit MetadataCache(std::string dir) : dir_(std::move(dir)) {}
 
   /// Returns the hex SHA-256 of everything about `activation` that decides what its server
-  /// is: the ability's name, its launch plan or remote URL and headers.
+  /// is: the ability's name, its launch plan or remote URL and headers, and the protocol
+  /// it is spoken to at when the manifest names one.
   static std::string keyOf(const Activation& activation);
 
   /// Returns the entry for `activation`, or nullopt when there is none or it is unreadable

@@ -142,7 +142,8 @@ struct AsyncHost::Impl {
       if (isStdio) ++batch->runningStdio;
       ++batch->running;
       ++batch->outstanding;
-      startConnect(batch, index, options.discover,
+      const std::string& protocol = batch->wanted[index].ability.protocol;
+      startConnect(batch, index, protocol.empty() ? options.discover : protocol == "2026-07-28",
                    Clock::now() + connectLimit(batch->wanted[index]));
     }
   }
@@ -223,9 +224,9 @@ struct AsyncHost::Impl {
     }
     if (options.forwardServerRequests && options.events.serverRequest) {
       auto forward = [this, name](const char* method) {
-        return [this, name, method](const mcp::Json& params,
+        return [this, name, method](const mcp::Json& params, const mcp::InputOrigin& origin,
                                     std::function<void(Result<mcp::Json>)> respond) {
-          options.events.serverRequest(name, method, params, std::move(respond));
+          options.events.serverRequest(name, method, params, origin, std::move(respond));
         };
       };
       client.setSamplingHandler(forward("sampling/createMessage"));
@@ -500,13 +501,15 @@ HostCall AsyncHost::callTool(const std::string& ability, const std::string& tool
   call.timeout = options.timeout;
   call.onProgress = std::move(options.onProgress);
   call.resetTimeoutOnProgress = options.resetTimeoutOnProgress;
+  call.capabilities = std::move(options.capabilities);
   return {ability, client->callTool(tool, std::move(arguments), std::move(call), std::move(done))};
 }
 
 HostCall AsyncHost::request(const std::string& ability, const std::string& method, mcp::Json params,
                             std::chrono::milliseconds timeout,
                             std::function<void(Result<mcp::Json>)> done,
-                            std::function<void(const mcp::Progress&)> onProgress) {
+                            std::function<void(const mcp::Progress&)> onProgress,
+                            mcp::Json capabilities) {
   mcp::Client* client = impl_->client(ability);
   if (client == nullptr) {
     asio::post(impl_->io, [done = std::move(done), why = impl_->notConnected(ability)] {
@@ -515,6 +518,11 @@ HostCall AsyncHost::request(const std::string& ability, const std::string& metho
     return {ability, 0};
   }
   if (timeout.count() == 0) timeout = impl_->options.callTimeout;
+  // Only a 2026-07-28 server reads the capabilities of each request.
+  if (capabilities.is_object() && client->isStateless()) {
+    if (!params.is_object()) params = mcp::Json::object();
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = std::move(capabilities);
+  }
   return {ability, client->request(method, std::move(params), timeout, std::move(done),
                                    std::move(onProgress))};
 }

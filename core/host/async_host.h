@@ -56,10 +56,12 @@ class AsyncHost {
   HostCall callTool(const std::string& ability, const std::string& tool, mcp::Json arguments,
                     HostCallOptions options, std::function<void(Result<mcp::ToolResult>)> done);
   /// Sends any other request to `ability` (resources/read, prompts/get, …): its result
-  /// object, or an Error. `timeout` 0 is the host's callTimeout.
+  /// object, or an Error. `timeout` 0 is the host's callTimeout. `capabilities`, when an
+  /// object, is what a 2026-07-28 server is told the client can do (see HostCallOptions).
   HostCall request(const std::string& ability, const std::string& method, mcp::Json params,
                    std::chrono::milliseconds timeout, std::function<void(Result<mcp::Json>)> done,
-                   std::function<void(const mcp::Progress&)> onProgress = {});
+                   std::function<void(const mcp::Progress&)> onProgress = {},
+                   mcp::Json capabilities = nullptr);
   /// Sends a notification to `ability` (dropped when it is not connected).
   void notify(const std::string& ability, const std::string& method, mcp::Json params);
   /// Cancels a call or request: the server is told (notifications/cancelled) and its

@@ -44,10 +44,12 @@ struct ConnectReport {
 };
 
 /// Answers one request a server made (sampling/createMessage, elicitation/create): call
-/// `respond` once, now or later, with the result object or an Error.
-using ServerRequestHandler =
-    std::function<void(const std::string& ability, const std::string& method,
-                       const mcp::Json& params, std::function<void(Result<mcp::Json>)> respond)>;
+/// `respond` once, now or later, with the result object or an Error. `origin` names the
+/// call whose input round it is, when a 2026-07-28 server asked in one (its callId is the
+/// HostCall id).
+using ServerRequestHandler = std::function<void(
+    const std::string& ability, const std::string& method, const mcp::Json& params,
+    const mcp::InputOrigin& origin, std::function<void(Result<mcp::Json>)> respond)>;
 
 /// What the host tells its owner while it works. Called on the host's loop thread.
 struct HostEvents {
@@ -72,6 +74,9 @@ struct HostCallOptions {
   std::function<void(const mcp::Progress&)> onProgress;
   /// Restart the timeout on each progress update (the spec's resetTimeoutOnProgress).
   bool resetTimeoutOnProgress = false;
+  /// The client capabilities a 2026-07-28 server is told for this call (see
+  /// mcp::CallOptions::capabilities); null: kaja's own.
+  mcp::Json capabilities;
 };
 
 /// Settings for a Host.

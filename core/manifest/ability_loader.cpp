@@ -10,7 +10,7 @@
 namespace kaja::core {
 namespace {
 
-constexpr std::array<std::string_view, 20> kTopKeys = {"description",
+constexpr std::array<std::string_view, 21> kTopKeys = {"description",
                                                        "transport",
                                                        "url",
                                                        "auth",
@@ -29,7 +29,8 @@ constexpr std::array<std::string_view, 20> kTopKeys = {"description",
                                                        "trustedSandbox",
                                                        "toolDescriptions",
                                                        "lifecycle",
-                                                       "idleTimeout"};
+                                                       "idleTimeout",
+                                                       "protocol"};
 // A day: a server kept idle longer than that is better declared keep-alive.
 constexpr std::int64_t kMaxIdleTimeoutSeconds = 86400;
 
@@ -244,6 +245,7 @@ Result<Ability> abilityFromToml(const TomlValue& root, const std::string& name,
   ability.lifecycle = lifecycle == "eager"        ? Lifecycle::kEager
                       : lifecycle == "keep-alive" ? Lifecycle::kKeepAlive
                                                   : Lifecycle::kLazy;
+  KAJA_READ(ability.protocol, top.choice("protocol", {"2025-11-25", "2026-07-28"}));
   std::int64_t idle = kDefaultIdleTimeoutSeconds;
   KAJA_READ(idle, top.integer("idleTimeout", 1, kMaxIdleTimeoutSeconds));
   ability.idleTimeoutSeconds = static_cast<int>(idle);

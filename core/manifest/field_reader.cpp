@@ -170,10 +170,17 @@ Result<std::optional<std::map<std::string, std::string>>> FieldReader::stringMap
 
 Result<std::optional<std::string>> FieldReader::choice(
     std::string_view key, std::initializer_list<std::string_view> choices) const {
-  auto text = string(key);
-  if (!text || !*text) return text;
-  if (std::find(choices.begin(), choices.end(), **text) != choices.end()) return text;
   std::span<const std::string_view> options(choices.begin(), choices.size());
+  auto text = string(key);
+  // A value of the wrong type hears what the right values are too.
+  if (!text) {
+    Error error = text.error();
+    if (error.message.ends_with(".")) error.message.pop_back();
+    error.message += "; one of " + joinQuoted(options) + ".";
+    return std::unexpected(std::move(error));
+  }
+  if (!*text) return text;
+  if (std::find(choices.begin(), choices.end(), **text) != choices.end()) return text;
   std::string message = "must be one of " + joinQuoted(options) + ", not \"" + **text + "\"";
   if (std::string near = nearestWord(**text, options); !near.empty()) {
     message += " (did you mean \"" + near + "\"?)";

@@ -208,6 +208,14 @@ std::int64_t Client::request(const std::string& method, Json params,
                                                                   method + " was not sent."));
     return id;
   }
+  // At 2026-07-28 these may ask for input (input_required) as tools/call may.
+  if (stateless_ && (method == "prompts/get" || method == "resources/read")) {
+    CallOptions options;
+    options.timeout = timeout;
+    options.onProgress = std::move(onProgress);
+    return requestWithInputs(method, method, std::move(params), std::move(options),
+                             std::move(done));
+  }
   if (stateless_) params = withMeta(std::move(params));
   return startRequest(method, method, std::move(params), timeout, std::move(done),
                       std::move(onProgress));
@@ -356,6 +364,9 @@ std::int64_t Client::callTool(const std::string& name, Json arguments, CallOptio
                               std::function<void(Result<ToolResult>)> done) {
   Json params = {{"name", name}};
   if (!arguments.is_null()) params["arguments"] = std::move(arguments);
+  if (stateless_ && options.capabilities.is_object()) {
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = options.capabilities;
+  }
   auto onResult = [weak = weak_from_this(), name, done = std::move(done)](Result<Json> result) {
     if (!result) {
       done(std::unexpected(result.error()));

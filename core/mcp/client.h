@@ -48,6 +48,9 @@ struct CallOptions {
   /// Restart the timeout on each progress update, so a long call that keeps reporting
   /// is not cut off (the spec's resetTimeoutOnProgress).
   bool resetTimeoutOnProgress = false;
+  /// At 2026-07-28, the client capabilities this call's _meta declares instead of kaja's
+  /// own (a gateway declares what its client can answer); null: kaja's own.
+  Json capabilities;
 };
 
 /// An MCP client over any Transport: the initialize handshake, tools, ping, progress,
@@ -62,8 +65,8 @@ class Client : public std::enable_shared_from_this<Client> {
   using ResultCallback = std::function<void(Result<Json>)>;
   /// Answers one server→client request: call `respond` once, now or later, with the
   /// result object or an Error (sent as a JSON-RPC error).
-  using RequestHandler =
-      std::function<void(const Json& params, std::function<void(Result<Json>)> respond)>;
+  using RequestHandler = std::function<void(const Json& params, const InputOrigin& origin,
+                                            std::function<void(Result<Json>)> respond)>;
 
   /// Returns a client that will talk over `transport` (not yet started).
   static std::shared_ptr<Client> create(boost::asio::io_context& io,
@@ -197,7 +200,8 @@ class Client : public std::enable_shared_from_this<Client> {
   void onRoundAnswered(std::int64_t callId, int round, const std::string& method, Json params,
                        CallOptions options, Clock::time_point deadline, Result<Json> result);
   void endInputCall(std::int64_t callId, Result<Json> result);
-  void answerInputs(const Json& inputRequests, std::function<void(Result<Json>)> done);
+  void answerInputs(std::int64_t callId, const Json& inputRequests,
+                    std::function<void(Result<Json>)> done);
   void applyToolHeaders(std::vector<Tool>& tools);
   void listenForToolChanges();
   void reopenListenLater(const Error& why);

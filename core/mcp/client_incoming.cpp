@@ -146,7 +146,7 @@ void Client::onServerRequest(const Request& request) {
   ++serverRequestsInFlight_;
   // The host may answer later, or (by mistake) twice; only the first answer is sent.
   auto answered = std::make_shared<bool>(false);
-  (*handler)(request.params,
+  (*handler)(request.params, InputOrigin{},
              [weak = weak_from_this(), id = request.id, answered](Result<Json> result) {
                auto self = weak.lock();
                if (!self || std::exchange(*answered, true)) return;

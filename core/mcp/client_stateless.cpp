@@ -62,7 +62,11 @@ Json Client::withMeta(Json params) const {
   Json& meta = params["_meta"];
   if (!meta.is_object()) meta = Json::object();
   meta["io.modelcontextprotocol/protocolVersion"] = std::string(kStatelessProtocolVersion);
-  meta["io.modelcontextprotocol/clientCapabilities"] = clientCapabilities();
+  // A caller may declare less than kaja could answer (a gateway declares its client's).
+  if (auto given = meta.find("io.modelcontextprotocol/clientCapabilities");
+      given == meta.end() || !given->is_object()) {
+    meta["io.modelcontextprotocol/clientCapabilities"] = clientCapabilities();
+  }
   meta["io.modelcontextprotocol/clientInfo"] = {{"name", options_.clientName},
                                                 {"version", options_.clientVersion}};
   return params;
@@ -211,7 +215,7 @@ void Client::onRoundAnswered(std::int64_t callId, int round, const std::string& 
   params.erase("requestState");
   if (const auto state = result->find("requestState"); state != result->end())
     params["requestState"] = *state;
-  answerInputs(result->value("inputRequests", Json::object()),
+  answerInputs(callId, result->value("inputRequests", Json::object()),
                [weak = weak_from_this(), callId, round, method, params = std::move(params),
                 options = std::move(options), deadline](Result<Json> responses) mutable {
                  auto self = weak.lock();
@@ -235,7 +239,8 @@ void Client::endInputCall(std::int64_t callId, Result<Json> result) {
   done(std::move(result));
 }
 
-void Client::answerInputs(const Json& inputRequests, std::function<void(Result<Json>)> done) {
+void Client::answerInputs(std::int64_t callId, const Json& inputRequests,
+                          std::function<void(Result<Json>)> done) {
   struct Gather {
     Json responses = Json::object();
     std::size_t remaining = 0;
@@ -281,7 +286,7 @@ void Client::answerInputs(const Json& inputRequests, std::function<void(Result<J
     }
     // The host may answer later or (by mistake) twice; only the first answer counts.
     auto answered = std::make_shared<bool>(false);
-    (*handler)(params, [finish, key, answered](Result<Json> answer) {
+    (*handler)(params, InputOrigin{key, callId}, [finish, key, answered](Result<Json> answer) {
       if (!std::exchange(*answered, true)) finish(key, std::move(answer));
     });
   }

@@ -21,6 +21,8 @@ inline constexpr int kInvalidRequest = -32600;
 inline constexpr int kMethodNotFound = -32601;
 inline constexpr int kInvalidParams = -32602;
 inline constexpr int kInternalError = -32603;
+/// 2026-07-28: the request needs a client capability its _meta did not declare.
+inline constexpr int kMissingCapability = -32021;
 }  // namespace rpc_error
 
 /// A call that expects a Response with the same id. `id` is a number or a string;

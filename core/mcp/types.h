@@ -76,6 +76,13 @@ struct ToolResult {
 };
 
 /// One notifications/progress update for a call.
+/// Where a request to kaja's client comes from: a round of input_required in one of kaja's
+/// own 2026-07-28 calls, or (both fields empty) a request the server sent on its own.
+struct InputOrigin {
+  std::string key;          ///< the request's key in the round's inputRequests
+  std::int64_t callId = 0;  ///< the call's id, as callTool() or request() returned it
+};
+
 struct Progress {
   double progress = 0;
   std::optional<double> total;

@@ -22,6 +22,7 @@ namespace {
 using nlohmann::json;
 using testing::eventually;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 const std::string kReference =
@@ -59,12 +60,18 @@ class ServeInputRequiredTest : public ::testing::Test {
         json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump();
     testing::RawHttp http(port_);
     if (!http.connected()) return nullptr;
-    http.write(testing::httpRequest("POST", body,
-                                    {{"Accept", "application/json, text/event-stream"},
-                                     {"Content-Type", "application/json"},
-                                     {"MCP-Protocol-Version", "2026-07-28"},
-                                     {"Mcp-Method", method},
-                                     {"Mcp-Name", params.value("name", "")}}));
+    std::vector<std::pair<std::string, std::string>> headers = {
+        {"Accept", "application/json, text/event-stream"},
+        {"Content-Type", "application/json"},
+        {"MCP-Protocol-Version", "2026-07-28"},
+        {"Mcp-Method", method},
+        {"Mcp-Name", params.value("name", "")}};
+    // test_headers' region travels in a header too (x-mcp-header), which must agree.
+    const json arguments = params.value("arguments", json::object());
+    if (arguments.is_object() && arguments.contains("region") && arguments["region"].is_string()) {
+      headers.emplace_back("Mcp-Param-Region", arguments["region"].get<std::string>());
+    }
+    http.write(testing::httpRequest("POST", body, headers));
     const auto reply = http.readResponse(60);
     for (auto it = reply.events.rbegin(); it != reply.events.rend(); ++it) {
       if (it->is_object() && it->contains("id")) return *it;
@@ -145,23 +152,77 @@ TEST_F(ServeInputRequiredTest, KajasApprovalIsAnInputRoundAndTheRetryRunsTheCall
 
 TEST_F(ServeInputRequiredTest, ADeclineOrAnOffScriptAnswerRefusesTheCall) {
   ASSERT_NE(port_, 0) << env_.serveErrors();
+  // "For the rest of the session" means nothing to a client without a session, so it is
+  // neither offered nor taken.
+  const json offered = call("guarded__test_simple_text", json::object(), elicitation_);
+  EXPECT_EQ(
+      onlyRequest(offered).second["params"]["requestedSchema"]["properties"]["answer"]["enum"],
+      json::array({"once"}))
+      << offered.dump();
   for (const json& answer :
        {json{{"action", "decline"}}, json{{"action", "accept"}, {"content", {{"answer", "yes"}}}},
-        json{{"action", "accept"}, {"content", {{"answer", "session"}, {"extra", 1}}}, {"x", 1}},
-        json("accept"), json::array()}) {
+        json{{"action", "accept"}, {"content", {{"answer", "session"}}}},
+        json{{"action", "accept"}, {"content", {{"answer", "ONCE"}}}},
+        json{{"action", "accept"}, {"content", "once"}}, json{{"action", "cancel"}},
+        json::object()}) {
     const json first = call("guarded__test_simple_text", json::object(), elicitation_);
     const auto [key, asked] = onlyRequest(first);
     ASSERT_FALSE(key.empty()) << first.dump();
     const json done =
         call("guarded__test_simple_text", json::object(), elicitation_,
              {{"inputResponses", {{key, answer}}}, {"requestState", res(first)["requestState"]}});
-    const bool approved = answer.is_object() && answer.value("action", "") == "accept" &&
-                          answer["content"].value("answer", "") == "session";
-    EXPECT_EQ(res(done).value("isError", false), !approved) << answer.dump() << done.dump();
-    if (!approved) {
-      EXPECT_THAT(textOf(done), HasSubstr("kaja refused the call")) << answer.dump();
-    }
+    EXPECT_EQ(res(done).value("isError", false), true) << answer.dump() << done.dump();
+    EXPECT_THAT(textOf(done), HasSubstr("kaja refused the call")) << answer.dump();
   }
+  // An answer that is no object at all is the client's mistake: -32602, and the round waits
+  // for a proper answer.
+  const json first = call("guarded__test_simple_text", json::object(), elicitation_);
+  const auto [key, asked] = onlyRequest(first);
+  for (const json& answer : {json("accept"), json::array(), json(5), json(nullptr)}) {
+    const json wrong =
+        call("guarded__test_simple_text", json::object(), elicitation_,
+             {{"inputResponses", {{key, answer}}}, {"requestState", res(first)["requestState"]}});
+    EXPECT_EQ(err(wrong).value("code", 0), -32602) << answer.dump() << wrong.dump();
+    EXPECT_THAT(err(wrong).value("message", ""), HasSubstr("must be the object"));
+  }
+  const json done =
+      call("guarded__test_simple_text", json::object(), elicitation_,
+           {{"inputResponses", {{key, {{"action", "accept"}, {"content", {{"answer", "once"}}}}}}},
+            {"requestState", res(first)["requestState"]}});
+  EXPECT_THAT(textOf(done), HasSubstr("simple text response")) << done.dump();
+}
+
+TEST_F(ServeInputRequiredTest, ARetryMustRepeatItsRequestAndTheToolMustStillBeOffered) {
+  ASSERT_NE(port_, 0) << env_.serveErrors();
+  const json yes = {{"action", "accept"}, {"content", {{"answer", "once"}}}};
+  const json first = call("guarded__test_headers", {{"region", "eu"}}, elicitation_);
+  const auto [key, asked] = onlyRequest(first);
+  ASSERT_FALSE(key.empty()) << first.dump();
+  for (const json& other :
+       {json{{"region", "EVIL"}}, json::object(), json{{"region", "eu"}, {"more", 1}}}) {
+    const json changed =
+        call("guarded__test_headers", other, elicitation_,
+             {{"inputResponses", {{key, yes}}}, {"requestState", res(first)["requestState"]}});
+    EXPECT_EQ(err(changed).value("code", 0), -32602) << other.dump() << changed.dump();
+    EXPECT_THAT(err(changed).value("message", ""), HasSubstr("arguments differ"));
+  }
+  // The persona drops the tool while the question is open: the approval no longer runs it.
+  env_.root.write(
+      "market/personas/rounds.toml",
+      "abilities = [\"ref\", { name = \"guarded\", tools = [\"test_simple_text\"] }]\n");
+  ASSERT_TRUE(eventually(
+      [&] {
+        return post("tools/list", json::object()).dump().find("guarded__test_headers") ==
+               std::string::npos;
+      },
+      20))
+      << env_.serveErrors();
+  const json approved =
+      call("guarded__test_headers", {{"region", "eu"}}, elicitation_,
+           {{"inputResponses", {{key, yes}}}, {"requestState", res(first)["requestState"]}});
+  EXPECT_EQ(res(approved).value("isError", false), true) << approved.dump();
+  EXPECT_THAT(textOf(approved), HasSubstr("no longer offers guarded__test_headers"));
+  EXPECT_THAT(textOf(approved), Not(HasSubstr("region")));
 }
 
 TEST_F(ServeInputRequiredTest, AClientWithoutElicitationIsToldHowToApprove) {

@@ -325,12 +325,14 @@ class GatewayConformanceTest : public ServerConformanceTest {
   /// Writes the marketplace, persona and home, and returns the environment kaja runs with.
   /// The ability asks no approval: what is measured is the gateway's transparency, not its
   /// policy.
-  std::vector<std::string> gatewayEnv(bool legacyOnly) {
+  /// `protocol`, when not empty, is the ability's `protocol`: the version kaja speaks to it.
+  std::vector<std::string> gatewayEnv(bool legacyOnly, const std::string& protocol = {}) {
     const std::string root = market_.path();
     std::string args = "\"" + kServer + "\", \"stdio\"";
     if (legacyOnly) args += ", \"--legacy-only\"";
     market_.write("market/abilities/reference/mcp.toml",
-                  "command = \"node\"\nargs = [" + args + "]\napproval = \"never\"\n");
+                  "command = \"node\"\nargs = [" + args + "]\napproval = \"never\"\n" +
+                      (protocol.empty() ? "" : "protocol = \"" + protocol + "\"\n"));
     market_.write("market/personas/conformance.toml", "abilities = [\"reference\"]\n");
     std::filesystem::create_directories(root + "/home");
     return {"HOME=" + root + "/home",
@@ -341,8 +343,9 @@ class GatewayConformanceTest : public ServerConformanceTest {
             "NO_COLOR=1"};
   }
 
-  SuiteRun runThroughGateway(bool legacyOnly, const std::string& suiteArgs) {
-    const auto env = gatewayEnv(legacyOnly);
+  SuiteRun runThroughGateway(bool legacyOnly, const std::string& suiteArgs,
+                             const std::string& protocol = {}) {
+    const auto env = gatewayEnv(legacyOnly, protocol);
     const std::string serve = "exec " + quote(kKaja) +
                               " serve --http 127.0.0.1:" + std::to_string(kGatewayPort) +
                               " --names bare --persona conformance";
@@ -393,6 +396,26 @@ TEST_F(GatewayConformanceTest, Passes2026ScenariosThroughKaja) {
   const auto expected = withoutGaps(all2026Scenarios());
   ASSERT_GE(expected.size(), 20U);
   expectPassed(run, expected);
+}
+
+// With `protocol = "2026-07-28"` kaja speaks that version to the server too, which then
+// offers its input_required tools: their rounds reach the client with the server's own keys,
+// under kaja's requestState, and each call tells the server the capabilities of kaja's
+// client. The two scenarios that do not pass are kaja's rule, not gaps: they expect a
+// server's roots/list to reach the client, and kaja never passes the client's roots to a
+// server (it answers with the persona's folders, and this ability has no `roots = true`).
+TEST_F(GatewayConformanceTest, Passes2026ScenariosSpeaking2026ToTheServer) {
+  const auto run = runThroughGateway(false, "--suite all --spec-version 2026-07-28", "2026-07-28");
+  const std::vector<std::string> askForClientRoots = {
+      "input-required-result-basic-list-roots", "input-required-result-multiple-input-requests"};
+  auto expected = all2026Scenarios();
+  for (const auto& name : askForClientRoots) std::erase(expected, name);
+  expectPassed(run, expected);
+  for (const auto& name : askForClientRoots) {
+    const auto found = run.scenarios.find(name);
+    ASSERT_NE(found, run.scenarios.end()) << name;
+    EXPECT_FALSE(found->second.passed) << name << ": kaja passed a roots/list on to its client";
+  }
 }
 
 /// Returns every check one scenario's run wrote under `resultsDir`, as id and status.

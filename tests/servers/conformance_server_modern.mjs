@@ -142,7 +142,12 @@ export function modernParts({ sdk, z, text }) {
       return text('state-ok: untampered');
     });
     tool('test_input_required_result_capabilities', async (_input, ctx) => {
-      const caps = server.server.getClientCapabilities() ?? {};
+      // What this request declares, from its _meta envelope: over stdio the SDK does not
+      // fill in its older per-connection accessor for each request, as it does over HTTP.
+      const caps =
+        ctx.mcpReq.envelope?.['io.modelcontextprotocol/clientCapabilities'] ??
+        server.server.getClientCapabilities() ??
+        {};
       const done = Object.keys(ctx.mcpReq.inputResponses ?? {}).length > 0;
       const requests = {};
       if (caps.elicitation) requests.user_name = elicitRequest('What is your name?', 'name');

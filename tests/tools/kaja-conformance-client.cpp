@@ -42,7 +42,8 @@ T await(asio::io_context& io, std::function<void(std::function<void(T)>)> work) 
 }
 
 // Accepts an elicitation with every default its schema gives (SEP-1034).
-void acceptWithDefaults(const Json& params, std::function<void(Result<Json>)> respond) {
+void acceptWithDefaults(const Json& params, const InputOrigin& /*origin*/,
+                        std::function<void(Result<Json>)> respond) {
   Json content = Json::object();
   const Json schema = params.value("requestedSchema", Json::object());
   const Json properties = schema.value("properties", Json::object());
@@ -114,11 +115,12 @@ int main(int argc, char** argv) {
   options.discover = true;
   auto client = Client::create(io, *transport, options);
   client->setElicitationHandler(acceptWithDefaults);
-  client->setSamplingHandler([](const Json&, std::function<void(Result<Json>)> respond) {
-    respond(Json{{"role", "assistant"},
-                 {"content", {{"type", "text"}, {"text", "ok"}}},
-                 {"model", "kaja-conformance"}});
-  });
+  client->setSamplingHandler(
+      [](const Json&, const InputOrigin&, std::function<void(Result<Json>)> respond) {
+        respond(Json{{"role", "assistant"},
+                     {"content", {{"type", "text"}, {"text", "ok"}}},
+                     {"model", "kaja-conformance"}});
+      });
   client->setRootsProvider([] { return std::vector<Root>{}; });
   client->setWarningHandler(
       [](const std::string& text) { std::cerr << "warning: " << text << "\n"; });

@@ -118,6 +118,25 @@ TEST_F(AbilityLoaderTest, BadLifecycleAndIdleTimeoutSayWhatIsAllowed) {
   EXPECT_THAT(pointless.error().message, HasSubstr("no effect on a keep-alive server"));
 }
 
+TEST_F(AbilityLoaderTest, ProtocolNamesOneOfTheVersionsKajaSpeaksToServers) {
+  auto unset = load("a", "command = \"/bin/cat\"\n");
+  ASSERT_TRUE(unset.has_value()) << unset.error().describe();
+  EXPECT_EQ(unset->protocol, "");
+  for (const char* version : {"2025-11-25", "2026-07-28"}) {
+    auto set = load("b", std::string("command = \"/bin/cat\"\nprotocol = \"") + version + "\"\n");
+    ASSERT_TRUE(set.has_value()) << set.error().describe();
+    EXPECT_EQ(set->protocol, version);
+  }
+  for (const char* bad :
+       {"\"2025-06-18\"", "\"2026-7-28\"", "\"latest\"", "2026", "[]", "\"2026-07-28 \""}) {
+    auto wrong = load("c", std::string("command = \"/bin/cat\"\nprotocol = ") + bad + "\n");
+    ASSERT_FALSE(wrong.has_value()) << bad;
+    EXPECT_THAT(wrong.error().message, HasSubstr("\"protocol\"")) << bad;
+    EXPECT_THAT(wrong.error().message, HasSubstr("2026-07-28")) << bad;
+    EXPECT_EQ(wrong.error().context, file("c") + ":2") << bad;
+  }
+}
+
 TEST_F(AbilityLoaderTest, RemoteWithHeaderKey) {
   auto ability = load("ctx", R"(
 transport = "http"

@@ -335,12 +335,13 @@ TEST(FaultServerTest, SamplingGoesToTheHostHandler) {
   auto transport = StdioTransport::spawn(io, faultPlan(), named());
   ASSERT_TRUE(transport);
   auto client = Client::create(io, *transport);
-  client->setSamplingHandler([](const Json& params, std::function<void(Result<Json>)> respond) {
-    respond(Json{{"model", "test"}, {"maxTokens", params["maxTokens"]}});
-  });
+  client->setSamplingHandler(
+      [](const Json& params, const InputOrigin&, std::function<void(Result<Json>)> respond) {
+        respond(Json{{"model", "test"}, {"maxTokens", params["maxTokens"]}});
+      });
   // Answered later, from another handler, as a host waiting for its user would.
   client->setElicitationHandler(
-      [&io](const Json& params, std::function<void(Result<Json>)> respond) {
+      [&io](const Json& params, const InputOrigin&, std::function<void(Result<Json>)> respond) {
         boost::asio::post(io, [respond, message = params["message"]] {
           respond(Json{{"action", "accept"}, {"content", {{"name", "Kaja"}}}, {"asked", message}});
         });

@@ -41,14 +41,15 @@ class InputRoundsCancelTest : public ::testing::Test {
     options.connectTimeout = 15s;
     client_ = Client::create(io_, *transport, options);
     // The person's answer is given at once unless a test holds it.
-    client_->setElicitationHandler([this](const Json&, std::function<void(Result<Json>)> respond) {
-      ++asked_;
-      if (holdAnswers_) {
-        held_ = std::move(respond);
-        return;
-      }
-      respond(Json{{"action", "accept"}, {"content", {{"name", "Tester"}}}});
-    });
+    client_->setElicitationHandler(
+        [this](const Json&, const InputOrigin&, std::function<void(Result<Json>)> respond) {
+          ++asked_;
+          if (holdAnswers_) {
+            held_ = std::move(respond);
+            return;
+          }
+          respond(Json{{"action", "accept"}, {"content", {{"name", "Tester"}}}});
+        });
     std::optional<Result<ServerInfo>> info;
     client_->connect([&](Result<ServerInfo> result) { info = std::move(result); });
     ASSERT_TRUE(runUntil(io_, [&] { return info.has_value(); }));
