@@ -332,6 +332,64 @@ TEST_F(ServeInputRequiredTest, AnswersWithoutAStateAreIgnoredAndTheCallAsksAsUsu
   EXPECT_EQ(res(first).value("resultType", ""), "input_required") << first.dump();
 }
 
+// A server kaja speaks 2026-07-28 to asks in input_required rounds of its own. Its keys reach
+// the client, but a roots/list among its questions never does: kaja answers it with the
+// persona's folders, and the client is asked only the rest.
+TEST_F(ServeInputRequiredTest, AModernServersRoundsPassThroughButItsRootsQuestionsStayWithKaja) {
+  env_.root.write("market/abilities/modern/mcp.toml",
+                  "command = \"node\"\nargs = [\"" + kReference +
+                      "\", \"stdio\"]\napproval = \"never\"\nprotocol = \"2026-07-28\"\n"
+                      "roots = true\n");
+  env_.root.write("home/work/keep.txt", "x");
+  env_.root.write("market/personas/modern.toml",
+                  "abilities = [{ name = \"modern\", roots = [\"~/work\"] }]\n");
+  kaja_ = env_.serve({"--persona", "modern", "--http", "127.0.0.1:0"});
+  port_ = 0;
+  const std::regex served("serving persona \"modern\" at http://127\\.0\\.0\\.1:([0-9]+)/mcp");
+  ASSERT_TRUE(eventually(
+      [&] {
+        std::smatch match;
+        const std::string errors = env_.serveErrors();
+        if (!std::regex_search(errors, match, served)) return false;
+        port_ = std::stoi(match[1]);
+        return true;
+      },
+      30))
+      << env_.serveErrors();
+  const json both = {
+      {"elicitation", json::object()}, {"sampling", json::object()}, {"roots", json::object()}};
+  const json roots = call("modern__test_input_required_result_list_roots", json::object(), both);
+  EXPECT_EQ(res(roots).value("resultType", ""), "complete") << roots.dump();
+  EXPECT_THAT(textOf(roots), HasSubstr("Roots: file://" + env_.home + "/work")) << roots.dump();
+
+  const json three =
+      call("modern__test_input_required_result_multiple_inputs", json::object(), both);
+  ASSERT_EQ(res(three).value("resultType", ""), "input_required") << three.dump();
+  const json asked = res(three)["inputRequests"];
+  EXPECT_TRUE(asked.contains("user_name")) << asked.dump();
+  EXPECT_TRUE(asked.contains("greeting")) << asked.dump();
+  EXPECT_FALSE(asked.contains("client_roots")) << asked.dump();
+  EXPECT_EQ(asked.dump().find("roots/list"), std::string::npos) << asked.dump();
+  const json answers = {
+      {"user_name", {{"action", "accept"}, {"content", {{"name", "Ada"}}}}},
+      {"greeting",
+       {{"role", "assistant"}, {"content", {{"type", "text"}, {"text", "Hi"}}}, {"model", "m"}}},
+      {"client_roots", {{"roots", json::array({{{"uri", "file:///etc"}, {"name", "not mine"}}})}}}};
+  const json done =
+      call("modern__test_input_required_result_multiple_inputs", json::object(), both,
+           {{"inputResponses", answers}, {"requestState", res(three)["requestState"]}});
+  EXPECT_EQ(res(done).value("resultType", ""), "complete") << done.dump();
+  EXPECT_THAT(textOf(done), HasSubstr("Hi Ada, with 1 root(s)")) << done.dump();
+  EXPECT_THAT(done.dump(), Not(HasSubstr("file:///etc")));
+
+  // The server hears only what this client can answer: no elicitation declared, none asked.
+  const json samplingOnly = call("modern__test_input_required_result_capabilities", json::object(),
+                                 {{"sampling", json::object()}});
+  ASSERT_EQ(res(samplingOnly).value("resultType", ""), "input_required") << samplingOnly.dump();
+  EXPECT_EQ(samplingOnly.dump().find("elicitation/create"), std::string::npos)
+      << samplingOnly.dump();
+}
+
 // A real 2026-07-28 client: the TypeScript SDK 2.x fulfils kaja's input rounds through its
 // own elicitation and sampling handlers and retries each call itself.
 TEST_F(ServeInputRequiredTest, TheSdk2ClientAnswersTheRoundsThroughItsHandlers) {
