@@ -179,7 +179,7 @@ void GatewaySession::sendInputRound() {
   if (gateway_->suspended.size() >= kMaxWaiting ||
       gateway_->suspendedBytes + roundBytes_ > kMaxWaitingBytes) {
     failAsks("kaja already holds " + std::to_string(gateway_->suspended.size()) + " requests (" +
-                 std::to_string(gateway_->suspendedBytes / (1024 * 1024)) +
+                 std::to_string(gateway_->suspendedBytes / (1024UL * 1024)) +
                  " MB) that wait for their clients' answers; try again when they end",
              ErrorCode::kRefused);
     return;
