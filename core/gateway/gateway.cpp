@@ -174,6 +174,11 @@ void Gateway::Impl::onServerRequest(const std::string& ability, const std::strin
                                     const Json& params, const mcp::InputOrigin& origin,
                                     std::function<void(Result<Json>)> respond) {
   const std::string capability = method == "sampling/createMessage" ? "sampling" : "elicitation";
+  if (!params.is_object()) {
+    respond(fail(ErrorCode::kProtocol, "the server's " + method + " has params that are a " +
+                                           params.type_name() + ", not an object"));
+    return;
+  }
   // The client whose call is running on this server is the one asked, on that call's stream.
   // With calls of several clients running there, kaja cannot tell whose request it is, and
   // asking the wrong person would hand one client's question (and answer) to another.
@@ -186,7 +191,7 @@ void Gateway::Impl::onServerRequest(const std::string& ability, const std::strin
     if (!session) continue;
     // A 2026-07-28 server asks inside one call, so it is known whose question it is.
     if (origin.callId != 0) {
-      if (!session->runs(HostCall{ability, origin.callId})) continue;
+      if (!session->runs(HostCall{ability, origin.callId, origin.connection})) continue;
       asked = session;
       relatedTo = it->second.requestId;
       break;

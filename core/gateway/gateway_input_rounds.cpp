@@ -5,7 +5,9 @@
 // requestState it gave, an unguessable token, and the client's retry (a new request, in a new
 // session) hands it the answers and the stream to reply on. kaja speaks 2025-11-25 to its
 // servers, so this also lets a stateless client answer a server that asks mid-call.
+#include <algorithm>
 #include <boost/asio/post.hpp>
+#include <cctype>
 
 #include "core/gateway/gateway_session.h"  // IWYU pragma: associated
 #include "core/gateway/gateway_util.h"
@@ -24,8 +26,18 @@ constexpr std::size_t kMaxAsks = 16;
 constexpr std::size_t kMaxWaiting = 256;
 constexpr std::size_t kMaxWaitingBytes = 64UL * 1024 * 1024;
 constexpr std::string_view kTokenPrefix = "kaja-round-";
-// The longest key of a server's that kaja passes on as it is.
+// The longest key of a server's that kaja passes on as it is, and the most bytes of one
+// question (a 2025 server's request has no other bound than the line limit).
 constexpr std::size_t kMaxKeyBytes = 200;
+constexpr std::size_t kMaxQuestionBytes = 1024UL * 1024;
+
+// A key of letters, digits and "_.-" is passed on; any other (control or look-alike
+// characters included) is replaced by one of kaja's, which maps back to it.
+bool plainKey(const std::string& key) {
+  return !key.empty() && key.size() <= kMaxKeyBytes && std::ranges::all_of(key, [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '-';
+  });
+}
 
 bool hasRounds(const std::string& method) {
   return method == "tools/call" || method == "prompts/get" || method == "resources/read";
@@ -147,6 +159,19 @@ void GatewaySession::askInput(const std::string& method, Json params,
     done(fail(ErrorCode::kRefused, "the client's request has ended"));
     return;
   }
+  if (!params.is_object()) {
+    done(fail(ErrorCode::kProtocol, std::string("the server's ") + method +
+                                        " has params that are a " + params.type_name() +
+                                        ", not an object"));
+    return;
+  }
+  if (const std::size_t bytes = params.dump(-1, ' ', false, Json::error_handler_t::replace).size();
+      bytes > kMaxQuestionBytes) {
+    done(fail(ErrorCode::kRefused, "the server's " + method + " takes " + std::to_string(bytes) +
+                                       " bytes, more than the " +
+                                       std::to_string(kMaxQuestionBytes) + " kaja passes on"));
+    return;
+  }
   if (inputAsks_.size() >= kMaxAsks) {
     done(fail(ErrorCode::kRefused, "more than " + std::to_string(kMaxAsks) +
                                        " questions wait on one request of this client"));
@@ -157,7 +182,7 @@ void GatewaySession::askInput(const std::string& method, Json params,
   std::string key = inputKey;
   const bool taken =
       std::ranges::any_of(inputAsks_, [&](const auto& ask) { return ask.key == key; });
-  if (key.empty() || key.size() > kMaxKeyBytes || taken) {
+  if (!plainKey(key) || key.starts_with("kaja_") || taken) {
     const std::string kind = method == "elicitation/create"       ? "elicitation"
                              : method == "sampling/createMessage" ? "sampling"
                                                                   : "input";

@@ -61,7 +61,8 @@ class GatewaySession final : public server::Session,
   /// Returns true when `call` is one of this session's requests in flight.
   [[nodiscard]] bool runs(const HostCall& call) const {
     return std::ranges::any_of(inFlight_, [&](const auto& entry) {
-      return entry.second.call.ability == call.ability && entry.second.call.id == call.id;
+      return entry.second.call.ability == call.ability && entry.second.call.id == call.id &&
+             entry.second.call.connection == call.connection;
     });
   }
   /// Returns true when the client declared `capability` (elicitation, sampling, …).

@@ -27,6 +27,8 @@ constexpr std::chrono::milliseconds kRootsWait{2000};
 constexpr std::chrono::milliseconds kClientTimerSlack{250};
 
 struct Connection {
+  /// Tells this connection from the ability's earlier ones, whose request ids start over.
+  std::uint64_t serial = 0;
   Activation activation;
   bool rootsServed = false;                ///< the server has asked for roots at least once
   std::chrono::milliseconds rootsWait{0};  ///< how long connecting waited for that
@@ -211,6 +213,7 @@ struct AsyncHost::Impl {
   // notifications, tool changes and the end of the connection.
   void wireClient(const std::shared_ptr<Connection>& connection, const std::string& name) {
     auto& client = *connection->client;
+    connection->serial = ++connectionsMade;
     if (connection->activation.ability.roots) {
       std::weak_ptr<Connection> served = connection;
       client.setRootsProvider([this, served, roots = connection->roots] {
@@ -223,10 +226,12 @@ struct AsyncHost::Impl {
       });
     }
     if (options.forwardServerRequests && options.events.serverRequest) {
-      auto forward = [this, name](const char* method) {
-        return [this, name, method](const mcp::Json& params, const mcp::InputOrigin& origin,
-                                    std::function<void(Result<mcp::Json>)> respond) {
-          options.events.serverRequest(name, method, params, origin, std::move(respond));
+      auto forward = [this, name, serial = connection->serial](const char* method) {
+        return [this, name, method, serial](const mcp::Json& params, const mcp::InputOrigin& origin,
+                                            std::function<void(Result<mcp::Json>)> respond) {
+          mcp::InputOrigin from = origin;
+          from.connection = serial;
+          options.events.serverRequest(name, method, params, from, std::move(respond));
         };
       };
       client.setSamplingHandler(forward("sampling/createMessage"));
@@ -421,6 +426,10 @@ struct AsyncHost::Impl {
     auto it = connections.find(ability);
     return it == connections.end() ? nullptr : it->second->client.get();
   }
+  [[nodiscard]] std::uint64_t serialOf(const std::string& ability) const {
+    auto it = connections.find(ability);
+    return it == connections.end() ? 0 : it->second->serial;
+  }
 
   /// Whether a call to `tool` is one kaja left out of `ability`'s capped list (V7).
   [[nodiscard]] bool leftOut(const std::string& ability, const std::string& tool) const {
@@ -443,6 +452,7 @@ struct AsyncHost::Impl {
   HostOptions options;
   asio::io_context& io;
   std::map<std::string, std::shared_ptr<Connection>> connections;
+  std::uint64_t connectionsMade = 0;       ///< for Connection::serial
   std::map<std::string, Error> closedWhy;  ///< why each connection that ended by itself did
 };
 
@@ -502,7 +512,8 @@ HostCall AsyncHost::callTool(const std::string& ability, const std::string& tool
   call.onProgress = std::move(options.onProgress);
   call.resetTimeoutOnProgress = options.resetTimeoutOnProgress;
   call.capabilities = std::move(options.capabilities);
-  return {ability, client->callTool(tool, std::move(arguments), std::move(call), std::move(done))};
+  return {ability, client->callTool(tool, std::move(arguments), std::move(call), std::move(done)),
+          impl_->serialOf(ability)};
 }
 
 HostCall AsyncHost::request(const std::string& ability, const std::string& method, mcp::Json params,
@@ -523,8 +534,10 @@ HostCall AsyncHost::request(const std::string& ability, const std::string& metho
     if (!params.is_object()) params = mcp::Json::object();
     params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = std::move(capabilities);
   }
-  return {ability, client->request(method, std::move(params), timeout, std::move(done),
-                                   std::move(onProgress))};
+  return {
+      ability,
+      client->request(method, std::move(params), timeout, std::move(done), std::move(onProgress)),
+      impl_->serialOf(ability)};
 }
 
 void AsyncHost::notify(const std::string& ability, const std::string& method, mcp::Json params) {

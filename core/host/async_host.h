@@ -24,6 +24,7 @@ namespace kaja::core {
 struct HostCall {
   std::string ability;
   std::int64_t id = 0;
+  std::uint64_t connection = 0;  ///< which of the ability's connections (ids start over)
 };
 
 /// The host's connections on an event loop that its owner runs (a gateway's, or the blocking

@@ -20,8 +20,11 @@ constexpr int kMaxInputRounds = 16;
 constexpr std::chrono::milliseconds kFirstListenRetry{500};
 constexpr std::chrono::milliseconds kMaxListenRetry{30000};
 constexpr std::chrono::seconds kHealthyListen{10};
-// The most inputs one input_required round may ask for.
+// The most inputs one input_required round may ask for, the most bytes they may take, and
+// the most bytes of the state kaja holds and sends back for the server.
 constexpr std::size_t kMaxInputRequests = 16;
+constexpr std::size_t kMaxInputRequestBytes = 1024UL * 1024;
+constexpr std::size_t kMaxRequestStateBytes = 1024UL * 1024;
 
 std::string formatDuration(std::chrono::milliseconds duration) {
   if (duration.count() % 1000 == 0) return std::to_string(duration.count() / 1000) + " s";
@@ -37,6 +40,22 @@ std::string checkInputRequired(const Json& result) {
   if (requests != result.end() && requests->size() > kMaxInputRequests) {
     return "it asks for " + std::to_string(requests->size()) + " inputs at once, more than the " +
            std::to_string(kMaxInputRequests) + " kaja answers";
+  }
+  if (requests != result.end()) {
+    const std::size_t bytes = requests->dump(-1, ' ', false, Json::error_handler_t::replace).size();
+    if (bytes > kMaxInputRequestBytes) {
+      return "its inputRequests take " + std::to_string(bytes) + " bytes, more than the " +
+             std::to_string(kMaxInputRequestBytes) + " kaja passes on";
+    }
+  }
+  if (const auto state = result.find("requestState"); state != result.end()) {
+    if (!state->is_string()) {
+      return std::string("its requestState is a ") + state->type_name() + ", not a string";
+    }
+    if (state->get_ref<const std::string&>().size() > kMaxRequestStateBytes) {
+      return "its requestState is " + std::to_string(state->get_ref<const std::string&>().size()) +
+             " bytes, more than the " + std::to_string(kMaxRequestStateBytes) + " kaja keeps";
+    }
   }
   return "";
 }
@@ -190,7 +209,21 @@ void Client::onRoundAnswered(std::int64_t callId, int round, const std::string& 
                                                        type->type_name() + ", not a string.")));
     return;
   }
+  if (typed && *type != "input_required" && *type != "complete") {
+    endInputCall(callId, std::unexpected(makeError(
+                             ErrorCode::kProtocol,
+                             describe() + " answered " + label + " with resultType \"" +
+                                 clip(type->get<std::string>(), 40) +
+                                 "\", which is neither \"complete\" nor \"input_required\".")));
+    return;
+  }
   if (!typed || *type != "input_required") {
+    // Questions and state outside a round mean nothing, and must not reach anyone as if
+    // they did (a roots/list among them would go to a client unanswered by kaja).
+    if (result && result->is_object()) {
+      result->erase("inputRequests");
+      result->erase("requestState");
+    }
     endInputCall(callId, std::move(result));
     return;
   }

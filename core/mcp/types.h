@@ -79,8 +79,9 @@ struct ToolResult {
 /// Where a request to kaja's client comes from: a round of input_required in one of kaja's
 /// own 2026-07-28 calls, or (both fields empty) a request the server sent on its own.
 struct InputOrigin {
-  std::string key;          ///< the request's key in the round's inputRequests
-  std::int64_t callId = 0;  ///< the call's id, as callTool() or request() returned it
+  std::string key;               ///< the request's key in the round's inputRequests
+  std::int64_t callId = 0;       ///< the call's id, as callTool() or request() returned it
+  std::uint64_t connection = 0;  ///< set by the host: the connection the call runs on
 };
 
 struct Progress {

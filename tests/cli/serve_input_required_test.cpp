@@ -390,6 +390,43 @@ TEST_F(ServeInputRequiredTest, AModernServersRoundsPassThroughButItsRootsQuestio
       << samplingOnly.dump();
 }
 
+// A server started again (its manifest changed) numbers its requests from the start, so a
+// new call can have the id of an old one whose round still waits: its question must still go
+// to the client that made the new call.
+TEST_F(ServeInputRequiredTest, AfterARestartANewCallsQuestionReachesItsOwnClient) {
+  const std::string manifest = "command = \"node\"\nargs = [\"" + kReference +
+                               "\", \"stdio\"]\napproval = \"never\"\nprotocol = \"2026-07-28\"\n";
+  env_.root.write("market/abilities/modern/mcp.toml", manifest);
+  env_.root.write("market/personas/restart.toml", "abilities = [\"modern\"]\n");
+  kaja_ = env_.serve({"--persona", "restart", "--http", "127.0.0.1:0"});
+  port_ = 0;
+  const std::regex served("serving persona \"restart\" at http://127\\.0\\.0\\.1:([0-9]+)/mcp");
+  ASSERT_TRUE(eventually(
+      [&] {
+        std::smatch match;
+        const std::string errors = env_.serveErrors();
+        if (!std::regex_search(errors, match, served)) return false;
+        port_ = std::stoi(match[1]);
+        return true;
+      },
+      30))
+      << env_.serveErrors();
+  const std::string tool = "modern__test_input_required_result_elicitation";
+  // Left waiting: nobody answers this one.
+  const json abandoned = call(tool, json::object(), elicitation_);
+  ASSERT_EQ(res(abandoned).value("resultType", ""), "input_required") << abandoned.dump();
+  env_.root.write("market/abilities/modern/mcp.toml", manifest + "[env]\nCHANGED = \"1\"\n");
+  ASSERT_TRUE(eventually(
+      [&] { return env_.serveErrors().find("configuration changed") != std::string::npos; }, 20))
+      << env_.serveErrors();
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const json fresh = call(tool, json::object(), elicitation_);
+    ASSERT_EQ(res(fresh).value("resultType", ""), "input_required")
+        << "attempt " << attempt << ": " << fresh.dump() << env_.serveErrors();
+    EXPECT_NE(res(fresh)["requestState"], res(abandoned)["requestState"]);
+  }
+}
+
 // A real 2026-07-28 client: the TypeScript SDK 2.x fulfils kaja's input rounds through its
 // own elicitation and sampling handlers and retries each call itself.
 TEST_F(ServeInputRequiredTest, TheSdk2ClientAnswersTheRoundsThroughItsHandlers) {
