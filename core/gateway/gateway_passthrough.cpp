@@ -19,8 +19,16 @@ struct Gathering {
   std::vector<std::string> abilities;
   std::vector<Json> items;  ///< per ability
   std::size_t remaining = 0;
-  std::function<void()> done;
+  /// Gets the gathering by reference: capturing its own shared_ptr would make a cycle that
+  /// outlives the session (LeakSanitizer found one).
+  std::function<void(Gathering&)> done;
 };
+
+// Runs the gathering's `done` once the last answer is in.
+void countDown(Gathering& gathering) {
+  if (--gathering.remaining == 0 && gathering.done)
+    std::exchange(gathering.done, nullptr)(gathering);
+}
 
 void listPages(AsyncHost& host, const std::shared_ptr<Gathering>& gathering, std::size_t index,
                const std::string& method, const std::string& key, const Json& cursor, int page) {
@@ -41,7 +49,7 @@ void listPages(AsyncHost& host, const std::shared_ptr<Gathering>& gathering, std
                      return;
                    }
                  }
-                 if (--gathering->remaining == 0) gathering->done();
+                 countDown(*gathering);
                });
 }
 
@@ -53,15 +61,15 @@ void GatewaySession::listEverywhere(const mcp::Request& request, const std::stri
   gathering->abilities = gateway_->abilitiesWith(capability);
   gathering->items.assign(gathering->abilities.size(), Json::array());
   gathering->remaining = gathering->abilities.size();
-  gathering->done = [weak = weak_from_this(), gathering, id = request.id, key] {
+  gathering->done = [weak = weak_from_this(), id = request.id, key](Gathering& gathering) {
     auto self = weak.lock();
     if (!self) return;
     Gateway::Impl& gateway = *self->gateway_;
     Json all = Json::array();
     std::map<std::string, std::string> seen;  // a URI or name to the ability that has it
-    for (std::size_t i = 0; i < gathering->abilities.size(); ++i) {
-      const std::string& ability = gathering->abilities[i];
-      for (auto& item : gathering->items[i]) {
+    for (std::size_t i = 0; i < gathering.abilities.size(); ++i) {
+      const std::string& ability = gathering.abilities[i];
+      for (auto& item : gathering.items[i]) {
         if (key == "prompts") {
           const std::string name = stringAt(item, "name");
           const std::string shown = gateway.options.names == NameStyle::kBare
@@ -88,7 +96,7 @@ void GatewaySession::listEverywhere(const mcp::Request& request, const std::stri
   };
   if (gathering->abilities.empty()) {
     gathering->remaining = 1;
-    if (--gathering->remaining == 0) gathering->done();
+    countDown(*gathering);
     return;
   }
   const std::string method = key == "resourceTemplates" ? "resources/templates/list"
@@ -104,7 +112,7 @@ void GatewaySession::listEverywhere(const mcp::Request& request, const std::stri
       if (!impl) return;
       impl->release(gathering->abilities[i]);
       if (!ready) {
-        if (--gathering->remaining == 0) gathering->done();
+        countDown(*gathering);
         return;
       }
       listPages(*impl->host, gathering, i, method, key, Json(), 0);
