@@ -2,6 +2,7 @@
 // warm, reaped when idle, and the client sessions that ride on it.
 #include "sandbox/pool.h"
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -42,6 +43,7 @@ struct Entry {
   std::size_t inFlight = 0;
   Clock::time_point idleSince = Clock::now();
   std::uint64_t calls = 0;
+  std::vector<std::function<void()>> afterStop;  ///< waiters for a stop in progress
 };
 
 struct ServerPool::Impl : std::enable_shared_from_this<ServerPool::Impl> {
@@ -65,6 +67,10 @@ struct ServerPool::Impl : std::enable_shared_from_this<ServerPool::Impl> {
   bool stopped = false;
   std::uint64_t nextGeneration = 1;
   std::map<ServerKey, std::shared_ptr<Entry>> entries;
+  /// Entries whose servers are being stopped (no longer in `entries`). A stop in progress
+  /// holds its entry, and so its gateway, from inside that gateway: the pool must see it end,
+  /// or break that hold when it is destroyed first.
+  std::set<std::shared_ptr<Entry>> stopping;
 };
 
 // One client of one server. The server may be stopped under it (idle) and started again;
@@ -272,7 +278,12 @@ void ServerPool::Impl::ready(const std::shared_ptr<Entry>& entry) {
 }
 
 void ServerPool::Impl::stopEntry(const std::shared_ptr<Entry>& entry, std::function<void()> done) {
+  if (entry->state == Entry::State::kStopping && stopping.contains(entry)) {
+    if (done) entry->afterStop.push_back(std::move(done));
+    return;
+  }
   entry->state = Entry::State::kStopping;
+  stopping.insert(entry);
   if (const auto found = entries.find(entry->key);
       found != entries.end() && found->second == entry) {
     entries.erase(found);
@@ -285,12 +296,14 @@ void ServerPool::Impl::stopEntry(const std::shared_ptr<Entry>& entry, std::funct
   }
   auto finish = [weak = weak_from_this(), entry, done = std::move(done)] {
     auto self = weak.lock();
+    if (self) self->stopping.erase(entry);
     if (self && self->options.stopped) self->options.stopped(entry->key);
     // The gateway is destroyed outside its own callback.
     if (self) {
       asio::post(self->io, [entry] { entry->gateway.reset(); });
     }
     if (done) done();
+    for (auto& waiter : std::exchange(entry->afterStop, {})) waiter();
   };
   if (!entry->gateway) {
     asio::post(io, std::move(finish));
@@ -329,6 +342,8 @@ ServerPool::ServerPool(asio::io_context& io, PoolOptions options)
 ServerPool::~ServerPool() {
   impl_->stopped = true;
   impl_->timer.cancel();
+  // A stop still in progress would keep its gateway alive through its own callback.
+  for (const auto& entry : std::exchange(impl_->stopping, {})) entry->gateway.reset();
 }
 
 core::server::SessionFactory ServerPool::sessions(const ServerKey& key) {
@@ -380,8 +395,12 @@ bool ServerPool::contains(const ServerKey& key) const { return impl_->entries.co
 void ServerPool::stop(std::function<void()> done) {
   impl_->stopped = true;
   impl_->timer.cancel();
+  // The servers still running, and those whose stop (a turn's end, idleness) is under way.
   std::vector<std::shared_ptr<Entry>> all;
   for (const auto& [key, entry] : impl_->entries) all.push_back(entry);
+  for (const auto& entry : impl_->stopping) {
+    if (std::find(all.begin(), all.end(), entry) == all.end()) all.push_back(entry);
+  }
   if (all.empty()) {
     asio::post(impl_->io, std::move(done));
     return;

@@ -138,7 +138,8 @@ Json toolList() {
           "is-error-string",    "result-string",  "result-array",      "result-null",
           "result-type-number", "slow-input",     "stop-reading",      "notify-flood",
           "request-flood",      "int64-error",    "batch-bad-element", "batch-bad-first",
-          "huge-result",        "too-big-result", "many-values",       "stray-reply"}) {
+          "huge-result",        "too-big-result", "many-values",       "stray-reply",
+          "round-state-number", "round-type-odd", "round-stray"}) {
       names.push_back(name);
     }
   }
@@ -254,6 +255,14 @@ bool hostileBytesCall(const std::string& name, const Json& id) {
       {"result-array", R"([1,2,3])"},
       {"result-null", R"(null)"},
       {"result-type-number", R"({"resultType":5,"content":[]})"},
+      // input_required gone wrong: a state that is no string, a resultType that is almost
+      // right, and questions and state on a result that is not a round.
+      {"round-state-number",
+       R"({"resultType":"input_required","inputRequests":{},"requestState":7})"},
+      {"round-type-odd",
+       R"({"resultType":"Input_Required","inputRequests":{"r":{"method":"roots/list","params":{}}}})"},
+      {"round-stray",
+       R"({"content":[{"type":"text","text":"done"}],"inputRequests":{"r":{"method":"roots/list"}},"requestState":"srv"})"},
       {"deep-array", deepArrays()},
       {"deep-result", R"({"content":[],"structuredContent":{"x":)" + deepObjects() + "}}"}};
   if (const auto text = kTexts.find(name); text != kTexts.end()) {
@@ -314,11 +323,11 @@ bool hostileFloodCall(const std::string& name, const Json& id, const Json& param
   } else if (name == "slow-input") {
     // Asks for (no) input again and again, a few seconds after each round.
     std::this_thread::sleep_for(std::chrono::milliseconds(modeNumber > 0 ? modeNumber : 4000));
-    const Json state = params.value("requestState", Json(0));
-    const int round = state.is_number_integer() ? state.get<int>() : 0;
+    const std::string state = params.value("requestState", std::string("round-0"));
+    const int round = state.starts_with("round-") ? std::atoi(state.c_str() + 6) : 0;
     reply(id, {{"resultType", "input_required"},
                {"inputRequests", Json::object()},
-               {"requestState", round + 1}});
+               {"requestState", "round-" + std::to_string(round + 1)}});
   } else {
     return false;
   }

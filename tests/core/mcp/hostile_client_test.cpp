@@ -165,6 +165,21 @@ TEST_F(HostileClientTest, InputRoundsShareTheCallsDeadline) {
   EXPECT_GT(took, 1900ms);
 }
 
+// What a 2026-07-28 server may not slip through a round: a state that is no string, a
+// resultType kaja does not know, or questions (a roots/list) on a result that is no round.
+TEST_F(HostileClientTest, RoundsAreTakenOnlyAsTheProtocolWritesThem) {
+  ClientOptions options;
+  options.discover = true;
+  connect("stateless", 0, options);
+  expectFails("round-state-number", "its requestState is a number, not a string");
+  expectFails("round-type-odd", "resultType \"Input_Required\", which is neither");
+  auto stray = client_->callTool("round-stray", Json::object(), 10s);
+  ASSERT_TRUE(stray) << stray.error().describe();
+  EXPECT_EQ(stray->text(), "done");
+  EXPECT_FALSE(stray->raw.contains("inputRequests")) << stray->raw.dump();
+  EXPECT_FALSE(stray->raw.contains("requestState")) << stray->raw.dump();
+}
+
 TEST_F(HostileClientTest, WarningsFromOneServerAreCapped) {
   ClientOptions options;
   options.maxWarnings = 3;
