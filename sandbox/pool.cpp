@@ -2,7 +2,6 @@
 // warm, reaped when idle, and the client sessions that ride on it.
 #include "sandbox/pool.h"
 
-#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -278,7 +277,7 @@ void ServerPool::Impl::ready(const std::shared_ptr<Entry>& entry) {
 }
 
 void ServerPool::Impl::stopEntry(const std::shared_ptr<Entry>& entry, std::function<void()> done) {
-  if (entry->state == Entry::State::kStopping && stopping.contains(entry)) {
+  if (stopping.contains(entry)) {
     if (done) entry->afterStop.push_back(std::move(done));
     return;
   }
@@ -395,12 +394,10 @@ bool ServerPool::contains(const ServerKey& key) const { return impl_->entries.co
 void ServerPool::stop(std::function<void()> done) {
   impl_->stopped = true;
   impl_->timer.cancel();
-  // The servers still running, and those whose stop (a turn's end, idleness) is under way.
-  std::vector<std::shared_ptr<Entry>> all;
+  // The servers still running, and those whose stop (a turn's end, idleness) is under way;
+  // an entry being stopped has already left `entries`.
+  std::vector<std::shared_ptr<Entry>> all(impl_->stopping.begin(), impl_->stopping.end());
   for (const auto& [key, entry] : impl_->entries) all.push_back(entry);
-  for (const auto& entry : impl_->stopping) {
-    if (std::find(all.begin(), all.end(), entry) == all.end()) all.push_back(entry);
-  }
   if (all.empty()) {
     asio::post(impl_->io, std::move(done));
     return;

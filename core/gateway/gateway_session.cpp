@@ -17,7 +17,6 @@ namespace {
 constexpr std::size_t kArgumentsShown = 4000;
 
 const char* const kMetaVersion = "io.modelcontextprotocol/protocolVersion";
-const char* const kMetaCapabilities = "io.modelcontextprotocol/clientCapabilities";
 const char* const kMetaServerInfo = "io.modelcontextprotocol/serverInfo";
 
 // The question a person sees: the ability, the tool, the exact arguments and where it writes.
@@ -301,7 +300,7 @@ void GatewaySession::adoptMeta(const Json& params) {
   stateless_ = true;
   started_ = true;
   version_ = version;
-  auto caps = meta->find(kMetaCapabilities);
+  auto caps = meta->find(mcp::kMetaClientCapabilities);
   if (caps != meta->end() && caps->is_object()) clientCapabilities_ = *caps;
 }
 

@@ -532,7 +532,7 @@ HostCall AsyncHost::request(const std::string& ability, const std::string& metho
   // Only a 2026-07-28 server reads the capabilities of each request.
   if (capabilities.is_object() && client->isStateless()) {
     if (!params.is_object()) params = mcp::Json::object();
-    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = std::move(capabilities);
+    params["_meta"][mcp::kMetaClientCapabilities] = std::move(capabilities);
   }
   return {
       ability,

@@ -365,7 +365,7 @@ std::int64_t Client::callTool(const std::string& name, Json arguments, CallOptio
   Json params = {{"name", name}};
   if (!arguments.is_null()) params["arguments"] = std::move(arguments);
   if (stateless_ && options.capabilities.is_object()) {
-    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = options.capabilities;
+    params["_meta"][kMetaClientCapabilities] = options.capabilities;
   }
   auto onResult = [weak = weak_from_this(), name, done = std::move(done)](Result<Json> result) {
     if (!result) {

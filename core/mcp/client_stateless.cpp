@@ -82,9 +82,8 @@ Json Client::withMeta(Json params) const {
   if (!meta.is_object()) meta = Json::object();
   meta["io.modelcontextprotocol/protocolVersion"] = std::string(kStatelessProtocolVersion);
   // A caller may declare less than kaja could answer (a gateway declares its client's).
-  if (auto given = meta.find("io.modelcontextprotocol/clientCapabilities");
-      given == meta.end() || !given->is_object()) {
-    meta["io.modelcontextprotocol/clientCapabilities"] = clientCapabilities();
+  if (auto given = meta.find(kMetaClientCapabilities); given == meta.end() || !given->is_object()) {
+    meta[kMetaClientCapabilities] = clientCapabilities();
   }
   meta["io.modelcontextprotocol/clientInfo"] = {{"name", options_.clientName},
                                                 {"version", options_.clientVersion}};

@@ -14,6 +14,8 @@ inline constexpr std::string_view kLatestProtocolVersion = "2025-11-25";
 
 /// The stateless protocol version (server/discover, per-request _meta, no session).
 inline constexpr std::string_view kStatelessProtocolVersion = "2026-07-28";
+/// The _meta key under which a 2026-07-28 request declares its client's capabilities.
+inline constexpr const char* kMetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities";
 
 /// Returns true when kaja speaks `version` (2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25).
 bool isSupportedProtocolVersion(std::string_view version);
@@ -75,7 +77,6 @@ struct ToolResult {
   [[nodiscard]] std::vector<Json> blocksOfType(std::string_view type) const;
 };
 
-/// One notifications/progress update for a call.
 /// Where a request to kaja's client comes from: a round of input_required in one of kaja's
 /// own 2026-07-28 calls, or (both fields empty) a request the server sent on its own.
 struct InputOrigin {
@@ -84,6 +85,7 @@ struct InputOrigin {
   std::uint64_t connection = 0;  ///< set by the host: the connection the call runs on
 };
 
+/// One notifications/progress update for a call.
 struct Progress {
   double progress = 0;
   std::optional<double> total;

@@ -36,9 +36,18 @@ class ServeInputRequiredTest : public ::testing::Test {
     env_.root.write("market/abilities/ref/mcp.toml", server + "approval = \"never\"\n");
     env_.root.write("market/abilities/guarded/mcp.toml", server + "approval = \"always\"\n");
     env_.root.write("market/personas/rounds.toml", "abilities = [\"ref\", \"guarded\"]\n");
-    kaja_ = env_.serve({"--persona", "rounds", "--http", "127.0.0.1:0"});
-    const std::regex served("at http://127\\.0\\.0\\.1:([0-9]+)/mcp");
-    eventually(
+    serve("rounds");
+  }
+
+  /// Starts `kaja serve --persona P --http 127.0.0.1:0` in place of the one running and waits
+  /// up to 30 s for the port it prints; returns whether it got one (port_ 0 if not).
+  bool serve(const std::string& persona) {
+    kaja_.reset();
+    port_ = 0;
+    kaja_ = env_.serve({"--persona", persona, "--http", "127.0.0.1:0"});
+    const std::regex served("serving persona \"" + persona +
+                            "\" at http://127\\.0\\.0\\.1:([0-9]+)/mcp");
+    return eventually(
         [&] {
           std::smatch match;
           const std::string errors = env_.serveErrors();
@@ -343,19 +352,7 @@ TEST_F(ServeInputRequiredTest, AModernServersRoundsPassThroughButItsRootsQuestio
   env_.root.write("home/work/keep.txt", "x");
   env_.root.write("market/personas/modern.toml",
                   "abilities = [{ name = \"modern\", roots = [\"~/work\"] }]\n");
-  kaja_ = env_.serve({"--persona", "modern", "--http", "127.0.0.1:0"});
-  port_ = 0;
-  const std::regex served("serving persona \"modern\" at http://127\\.0\\.0\\.1:([0-9]+)/mcp");
-  ASSERT_TRUE(eventually(
-      [&] {
-        std::smatch match;
-        const std::string errors = env_.serveErrors();
-        if (!std::regex_search(errors, match, served)) return false;
-        port_ = std::stoi(match[1]);
-        return true;
-      },
-      30))
-      << env_.serveErrors();
+  ASSERT_TRUE(serve("modern")) << env_.serveErrors();
   const json both = {
       {"elicitation", json::object()}, {"sampling", json::object()}, {"roots", json::object()}};
   const json roots = call("modern__test_input_required_result_list_roots", json::object(), both);
@@ -398,19 +395,7 @@ TEST_F(ServeInputRequiredTest, AfterARestartANewCallsQuestionReachesItsOwnClient
                                "\", \"stdio\"]\napproval = \"never\"\nprotocol = \"2026-07-28\"\n";
   env_.root.write("market/abilities/modern/mcp.toml", manifest);
   env_.root.write("market/personas/restart.toml", "abilities = [\"modern\"]\n");
-  kaja_ = env_.serve({"--persona", "restart", "--http", "127.0.0.1:0"});
-  port_ = 0;
-  const std::regex served("serving persona \"restart\" at http://127\\.0\\.0\\.1:([0-9]+)/mcp");
-  ASSERT_TRUE(eventually(
-      [&] {
-        std::smatch match;
-        const std::string errors = env_.serveErrors();
-        if (!std::regex_search(errors, match, served)) return false;
-        port_ = std::stoi(match[1]);
-        return true;
-      },
-      30))
-      << env_.serveErrors();
+  ASSERT_TRUE(serve("restart")) << env_.serveErrors();
   const std::string tool = "modern__test_input_required_result_elicitation";
   // Left waiting: nobody answers this one.
   const json abandoned = call(tool, json::object(), elicitation_);
