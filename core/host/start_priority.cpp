@@ -31,12 +31,8 @@ Result<void> ConnectCosts::save(const std::string& file) const {
   // Two doctors at once each load, measure and save: under the lock each save reads what
   // the other saved since its load and adds its own measurements, instead of writing over
   // them. The kernel drops the lock however kaja ends.
-  const std::string lockFile = file + ".lock";
-  UniqueFd lock(retryOnEintr(
-      [&] { return ::open(lockFile.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600); }));
-  if (!lock.valid()) return fail(ErrorCode::kIo, syscallMessage("open", lockFile, errno));
-  if (retryOnEintr([&] { return ::flock(lock.get(), LOCK_EX); }) != 0)
-    return fail(ErrorCode::kIo, syscallMessage("flock", lockFile, errno));
+  auto lock = lockExclusive(file + ".lock");
+  if (!lock) return std::unexpected(lock.error());
   ConnectCosts merged = load(file);
   for (const auto& name : recorded_) merged.ms_[name] = ms_.at(name);
   return writeFileAtomically(file, nlohmann::json(merged.ms_).dump(1) + "\n", 0600);

@@ -45,6 +45,63 @@ bool hasControlCharacter(std::string_view key) {
   return false;
 }
 
+// The fields of an [abilities.<name>.oauth] section, in the order they are written.
+struct OAuthField {
+  const char* key;
+  std::string OAuthRecord::*member;
+};
+constexpr OAuthField kOAuthFields[] = {
+    {"access_token", &OAuthRecord::accessToken},   {"token_type", &OAuthRecord::tokenType},
+    {"refresh_token", &OAuthRecord::refreshToken}, {"scope", &OAuthRecord::scope},
+    {"issuer", &OAuthRecord::issuer},              {"token_endpoint", &OAuthRecord::tokenEndpoint},
+    {"resource", &OAuthRecord::resource},          {"client_id", &OAuthRecord::clientId},
+    {"client_secret", &OAuthRecord::clientSecret}, {"auth_method", &OAuthRecord::authMethod},
+    {"redirect_uri", &OAuthRecord::redirectUri},   {"for", &OAuthRecord::forUrl},
+};
+
+Result<OAuthRecord> readOAuth(const TomlValue& section, const std::string& file,
+                              const std::string& where, const std::string& ability) {
+  FieldReader reader(section, file, where);
+  if (section.type != TomlValue::Type::kTable) {
+    return std::unexpected(reader.errorAt(section, where, "must be a section."));
+  }
+  std::vector<std::string_view> keys{"expires_at"};
+  for (const auto& field : kOAuthFields) keys.emplace_back(field.key);
+  if (auto ok = reader.onlyKeys(std::span<const std::string_view>(keys)); !ok) {
+    return std::unexpected(ok.error());
+  }
+  OAuthRecord record;
+  for (const auto& field : kOAuthFields) {
+    const TomlValue* value = reader.get(field.key);
+    if (value == nullptr) continue;
+    if (value->type != TomlValue::Type::kString) {
+      return std::unexpected(reader.errorAt(*value, field.key, "must be a string."));
+    }
+    if (hasControlCharacter(value->text)) {
+      return fail(ErrorCode::kInvalidConfig,
+                  "the OAuth tokens of ability " + quoteForMessage(ability) +
+                      " hold a control character; sign in again with `kaja login " +
+                      escapeForMessage(ability) + "`",
+                  file + ":" + std::to_string(value->line));
+    }
+    record.*field.member = value->text;
+  }
+  if (const TomlValue* expires = reader.get("expires_at"); expires != nullptr) {
+    if (expires->type != TomlValue::Type::kInteger) {
+      return std::unexpected(reader.errorAt(*expires, "expires_at", "must be an integer."));
+    }
+    record.expiresAt = expires->integer;
+  }
+  return record;
+}
+
+TomlValue stringValue(const std::string& text) {
+  TomlValue value;
+  value.type = TomlValue::Type::kString;
+  value.text = text;
+  return value;
+}
+
 }  // namespace
 
 Result<Secrets> Secrets::load(const std::string& file) {
@@ -69,7 +126,14 @@ Result<Secrets> Secrets::load(const std::string& file) {
                                              std::string(describeType(section.type)) + "."));
     }
     FieldReader reader(section, file, where);
-    if (auto ok = reader.onlyKeys({"api_key", "for"}); !ok) return std::unexpected(ok.error());
+    if (auto ok = reader.onlyKeys({"api_key", "for", "oauth"}); !ok) {
+      return std::unexpected(ok.error());
+    }
+    if (const TomlValue* oauth = reader.get("oauth"); oauth != nullptr) {
+      auto record = readOAuth(*oauth, file, where + ".oauth", name);
+      if (!record) return std::unexpected(record.error());
+      secrets.oauth_[name] = std::move(*record);
+    }
     if (const TomlValue* target = reader.get("for"); target != nullptr) {
       if (target->type != TomlValue::Type::kString) {
         return std::unexpected(reader.errorAt(*target, "for", "must be a string."));
@@ -190,24 +254,76 @@ Result<void> Secrets::checkKey(const std::string& key) {
 Result<void> Secrets::save(const std::string& file) const {
   TomlValue root;
   TomlValue abilities;
-  for (const auto& [name, key] : keys_) {
+  std::set<std::string> names;
+  for (const auto& [name, key] : keys_) names.insert(name);
+  for (const auto& [name, record] : oauth_) names.insert(name);
+  for (const auto& name : names) {
     TomlValue section;
-    TomlValue value;
-    value.type = TomlValue::Type::kString;
-    value.text = key;
-    section.fields.emplace_back("api_key", std::move(value));
-    if (auto target = targets_.find(name); target != targets_.end()) {
-      TomlValue bound;
-      bound.type = TomlValue::Type::kString;
-      bound.text = target->second;
-      section.fields.emplace_back("for", std::move(bound));
+    if (auto key = keys_.find(name); key != keys_.end()) {
+      section.fields.emplace_back("api_key", stringValue(key->second));
+      if (auto target = targets_.find(name); target != targets_.end()) {
+        section.fields.emplace_back("for", stringValue(target->second));
+      }
+    }
+    if (auto record = oauth_.find(name); record != oauth_.end()) {
+      TomlValue oauth;
+      for (const auto& field : kOAuthFields) {
+        const std::string& text = record->second.*field.member;
+        if (!text.empty()) oauth.fields.emplace_back(field.key, stringValue(text));
+      }
+      TomlValue expires;
+      expires.type = TomlValue::Type::kInteger;
+      expires.integer = record->second.expiresAt;
+      oauth.fields.emplace_back("expires_at", std::move(expires));
+      section.fields.emplace_back("oauth", std::move(oauth));
     }
     abilities.fields.emplace_back(name, std::move(section));
   }
   root.fields.emplace_back("abilities", std::move(abilities));
   std::string text =
-      "# kaja's API keys, one section per ability. Keep this file mode 0600.\n" + formatToml(root);
+      "# kaja's API keys and sign-in tokens, one section per ability. Keep this file mode "
+      "0600.\n" + formatToml(root);
   return writeFileAtomically(file, text, 0600);
+}
+
+std::optional<OAuthRecord> Secrets::oauth(const Ability& ability) const {
+  auto record = storedOAuth(ability.name);
+  if (!record || record->forUrl != ability.url.value_or("")) return std::nullopt;
+  return record;
+}
+
+std::optional<OAuthRecord> Secrets::storedOAuth(const std::string& ability) const {
+  auto it = oauth_.find(ability);
+  if (it == oauth_.end()) return std::nullopt;
+  return it->second;
+}
+
+void Secrets::setOAuth(const std::string& ability, OAuthRecord record) {
+  oauth_[ability] = std::move(record);
+}
+
+bool Secrets::removeOAuth(const std::string& ability) { return oauth_.erase(ability) > 0; }
+
+std::vector<std::string> Secrets::signedIn() const {
+  std::vector<std::string> names;
+  names.reserve(oauth_.size());
+  for (const auto& [name, record] : oauth_) names.push_back(name);
+  return names;
+}
+
+Result<Secrets> Secrets::update(const std::string& file,
+                                const std::function<void(Secrets&)>& change) {
+  const std::string dir = std::filesystem::path(file).parent_path().string();
+  if (!dir.empty()) {
+    if (auto made = makeDirectories(dir, 0700); !made) return std::unexpected(made.error());
+  }
+  auto lock = lockExclusive(file + ".lock");
+  if (!lock) return std::unexpected(lock.error());
+  auto secrets = load(file);
+  if (!secrets) return std::unexpected(secrets.error());
+  change(*secrets);
+  if (auto saved = secrets->save(file); !saved) return std::unexpected(saved.error());
+  return secrets;
 }
 
 std::optional<std::string> Secrets::permissionProblem(const std::string& file) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -10,6 +12,24 @@
 #include "core/manifest/ability.h"
 
 namespace kaja::core {
+
+/// What an OAuth sign-in left for one ability (T9): its tokens, and what refreshing them
+/// needs. Stored in `[abilities.<name>.oauth]` of the secrets file; never printed.
+struct OAuthRecord {
+  std::string accessToken;
+  std::string tokenType = "Bearer";
+  std::string refreshToken;    ///< "" when the server gave none
+  std::int64_t expiresAt = 0;  ///< Unix seconds; 0 when the server did not say
+  std::string scope;           ///< what was asked for, space-separated
+  std::string issuer;          ///< the authorization server that issued the tokens
+  std::string tokenEndpoint;
+  std::string resource;  ///< the RFC 8707 resource the tokens are for
+  std::string clientId;
+  std::string clientSecret;  ///< from dynamic registration; "" for a public client
+  std::string authMethod;    ///< client_secret_basic, client_secret_post or none
+  std::string redirectUri;   ///< the one registered, reused by the next sign-in
+  std::string forUrl;        ///< the ability's url when they were given (V6)
+};
 
 /// The user's API keys, one per ability, from `secrets.toml` (K4):
 ///   [abilities.<name>]
@@ -51,6 +71,21 @@ class Secrets {
   }
   /// Returns false when there was no key to remove.
   bool remove(const std::string& ability);
+  /// Returns the OAuth tokens of `ability` when they were given for the url it has now;
+  /// tokens given for another url are never returned (V6).
+  [[nodiscard]] std::optional<OAuthRecord> oauth(const Ability& ability) const;
+  /// Returns the stored OAuth record of the ability named `ability`, whatever url it was for.
+  [[nodiscard]] std::optional<OAuthRecord> storedOAuth(const std::string& ability) const;
+  void setOAuth(const std::string& ability, OAuthRecord record);
+  /// Returns false when `ability` had no tokens.
+  bool removeOAuth(const std::string& ability);
+  /// Returns the names of the abilities with OAuth tokens, sorted.
+  [[nodiscard]] std::vector<std::string> signedIn() const;
+  /// Locks `file` against other kaja processes, loads it afresh, applies `change` and saves
+  /// it, so a token refreshed by `kaja serve` and a key set in another terminal are both
+  /// kept. Returns what `change` made of the file.
+  static Result<Secrets> update(const std::string& file,
+                                const std::function<void(Secrets&)>& change);
 
   /// Writes every key to `file` atomically: a new 0600 file in the same folder, fsync,
   /// rename over the old one, fsync of the folder. Creates the folder (0700) if needed.
@@ -68,6 +103,7 @@ class Secrets {
   std::map<std::string, std::string> targets_;  ///< ability -> keyTarget when the key was set
   std::map<std::string, std::string> transient_;
   std::set<std::string> withheld_;
+  std::map<std::string, OAuthRecord> oauth_;
 };
 
 /// Returns what a key of `ability` reaches: its url for a remote ability, else the program

@@ -1,5 +1,7 @@
 #include "core/mcp/http_support.h"
 
+#include <boost/asio/post.hpp>
+
 #include <algorithm>
 
 #include "core/mcp/json_rpc.h"
@@ -190,6 +192,23 @@ Error unreadableBodyError(const std::string& who, const std::string& serverName,
 Error streamFormatError(const std::string& who, const std::string& serverName, const Error& cause) {
   return Error{
       ErrorCode::kProtocol, who + " broke the protocol: " + cause.message + ".", serverName, {}};
+}
+
+bool wantsAuthorization(const RemotePlan& plan, long status, int retriesSoFar) {
+  return (status == 401 || status == 403) && plan.onAuthChallenge &&
+         retriesSoFar < kMaxAuthRetries;
+}
+
+void askAuthorization(boost::asio::io_context& io, const RemotePlan& plan,
+                      const net::HttpHead& head, std::weak_ptr<void> alive,
+                      std::function<void(bool retry)> then) {
+  auto executor = io.get_executor();
+  plan.onAuthChallenge(head.status, head.header("www-authenticate"),
+                       [executor, alive = std::move(alive), then = std::move(then)](bool retry) {
+                         boost::asio::post(executor, [alive, then, retry] {
+                           if (alive.lock()) then(retry);
+                         });
+                       });
 }
 
 }  // namespace kaja::core::mcp

@@ -1,6 +1,9 @@
 #pragma once
 
 #include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <functional>
+#include <memory>
 #include <chrono>
 #include <cstddef>
 #include <deque>
@@ -16,6 +19,7 @@
 #include "core/net/address_guard.h"
 #include "core/net/http_worker.h"
 #include "core/net/url.h"
+#include "core/runner/launch_plan.h"
 
 namespace kaja::core::mcp {
 
@@ -90,6 +94,16 @@ Result<net::Url> redirectTarget(const std::string& who, const std::string& serve
 /// kConnect: the server was reached.
 bool failRequestAlone(const TransportHandlers& handlers, const std::optional<Message>& posted,
                       long status, const Error& error);
+
+/// Returns true when a request that got `status` should go to `plan.onAuthChallenge`: a
+/// 401 or 403, a handler set, and fewer than kMaxAuthRetries retries of it so far.
+bool wantsAuthorization(const RemotePlan& plan, long status, int retriesSoFar);
+
+/// Hands the 401/403 answer `head` to `plan.onAuthChallenge` and calls `then(retry)` on
+/// `io`'s thread when it answers, unless `alive` has expired by then (the transport is gone).
+void askAuthorization(boost::asio::io_context& io, const RemotePlan& plan,
+                      const net::HttpHead& head, std::weak_ptr<void> alive,
+                      std::function<void(bool retry)> then);
 
 /// Returns the Error a connection ends with when it was closed on purpose.
 Error closedError(const std::string& who, const std::string& serverName);

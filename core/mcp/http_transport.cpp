@@ -345,9 +345,24 @@ void HttpTransport::settle(Exchange exchange, Result<void> result) {
   completePost(std::move(exchange));
 }
 
+void HttpTransport::failOnStatus(const Exchange& exchange) {
+  const long status = exchange.head.status;
+  if (exchange.kind == Kind::kReinit) {
+    fatal(sessionExpiredError("a new initialize got HTTP " + std::to_string(status)));
+    return;
+  }
+  Error error = httpStatusError(describe(), options_.serverName,
+                                methodOf(exchange.kind == Kind::kResume),
+                                exchange.probingSlash ? url_ : exchange.url, status, exchange.body,
+                                options_.credentialsHint);
+  if (exchange.kind != Kind::kPost ||
+      !failRequestAlone(handlers_, exchange.message, status, error)) {
+    fatal(std::move(error));
+  }
+}
+
 void HttpTransport::completePost(Exchange exchange) {
   const long status = exchange.head.status;
-  const bool get = exchange.kind == Kind::kResume;
   if (isRedirect(status)) {
     auto target =
         redirectTarget(describe(), options_.serverName, exchange.url, status,
@@ -379,18 +394,22 @@ void HttpTransport::completePost(Exchange exchange) {
     }
   }
   if (status / 100 == 4 && status != 401 && status != 403 && deliverErrorBody(exchange)) return;
+  if (wantsAuthorization(plan_, status, exchange.authRetries)) {
+    // New credentials first (a refresh, a sign-in); then the same request again.
+    ++exchange.authRetries;
+    auto held = std::make_shared<Exchange>(std::move(exchange));
+    askAuthorization(io_, plan_, held->head, weak_from_this(), [this, held](bool retry) {
+      if (finished_ || closing_ || failure_) return;
+      if (retry) {
+        launch(std::move(*held));
+      } else {
+        failOnStatus(*held);
+      }
+    });
+    return;
+  }
   if (status / 100 != 2) {
-    if (exchange.kind == Kind::kReinit) {
-      fatal(sessionExpiredError("a new initialize got HTTP " + std::to_string(status)));
-      return;
-    }
-    Error error = httpStatusError(describe(), options_.serverName, methodOf(get),
-                                  exchange.probingSlash ? url_ : exchange.url, status,
-                                  exchange.body, options_.credentialsHint);
-    if (exchange.kind != Kind::kPost ||
-        !failRequestAlone(handlers_, exchange.message, status, error)) {
-      fatal(std::move(error));
-    }
+    failOnStatus(exchange);
     return;
   }
   if (exchange.probingSlash) url_ = exchange.url;

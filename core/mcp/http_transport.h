@@ -119,6 +119,7 @@ class HttpTransport final : public Transport, public std::enable_shared_from_thi
     std::set<std::string> waiting;  // ids (as JSON text) of requests not yet answered
     bool reply = false;             // carries a Response to a request of the server's
     std::chrono::steady_clock::time_point launched;
+    int authRetries = 0;  // sent again after new credentials (RemotePlan::onAuthChallenge)
   };
 
   HttpTransport(boost::asio::io_context& io, net::Url url, RemotePlan plan, HttpOptions options);
@@ -136,6 +137,8 @@ class HttpTransport final : public Transport, public std::enable_shared_from_thi
   void onDone(std::uint64_t key, Result<void> result);
   void settle(Exchange exchange, Result<void> result);
   void completePost(Exchange exchange);
+  /// Fails what `exchange` carried (or the connection) for its non-2xx status.
+  void failOnStatus(const Exchange& exchange);
   bool deliverErrorBody(Exchange& exchange);
   void completeListen(const Exchange& exchange, const Result<void>& result);
   void dispatch(Exchange& exchange, Message message);

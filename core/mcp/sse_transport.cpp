@@ -233,6 +233,16 @@ void SseTransport::onDone(std::uint64_t key, Result<void> result) {
   if (reply) pumpReplies();
 }
 
+void SseTransport::failOnStatus(const Exchange& exchange) {
+  Error error = httpStatusError(describe(), options_.serverName, exchange.stream ? "GET" : "POST",
+                                exchange.url, exchange.head.status, exchange.body,
+                                options_.credentialsHint);
+  if (exchange.stream ||
+      !failRequestAlone(handlers_, exchange.message, exchange.head.status, error)) {
+    fatal(std::move(error));
+  }
+}
+
 void SseTransport::settle(Exchange exchange, Result<void> result) {
   const char* method = exchange.stream ? "GET" : "POST";
   if (!result) {
@@ -262,12 +272,22 @@ void SseTransport::settle(Exchange exchange, Result<void> result) {
     launch(std::move(exchange));
     return;
   }
+  if (wantsAuthorization(plan_, status, exchange.authRetries)) {
+    // New credentials first (a refresh, a sign-in); then the same request, or stream, again.
+    ++exchange.authRetries;
+    auto held = std::make_shared<Exchange>(std::move(exchange));
+    askAuthorization(io_, plan_, held->head, weak_from_this(), [this, held](bool retry) {
+      if (finished_ || closing_ || failure_) return;
+      if (retry) {
+        launch(std::move(*held));
+      } else {
+        failOnStatus(*held);
+      }
+    });
+    return;
+  }
   if (status / 100 != 2) {
-    Error error = httpStatusError(describe(), options_.serverName, method, exchange.url, status,
-                                  exchange.body, options_.credentialsHint);
-    if (exchange.stream || !failRequestAlone(handlers_, exchange.message, status, error)) {
-      fatal(std::move(error));
-    }
+    failOnStatus(exchange);
     return;
   }
   if (exchange.stream) {

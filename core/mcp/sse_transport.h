@@ -63,11 +63,14 @@ class SseTransport final : public Transport, public std::enable_shared_from_this
     bool streaming = false;
     std::string body;
     bool reply = false;  // carries a Response to a request of the server's
+    int authRetries = 0;  // sent again after new credentials (RemotePlan::onAuthChallenge)
   };
 
   SseTransport(boost::asio::io_context& io, net::Url url, RemotePlan plan, HttpOptions options);
 
   void launch(Exchange exchange);
+  /// Fails what `exchange` carried (or the connection) for its non-2xx status.
+  void failOnStatus(const Exchange& exchange);
   void onHead(std::uint64_t key, const net::HttpHead& head);
   void onBody(std::uint64_t key, std::string_view chunk);
   void onDone(std::uint64_t key, Result<void> result);

@@ -275,7 +275,10 @@ struct HttpWorker::Thread {
         finish(id,
                fail(ErrorCode::kProtocol,
                     "the response was larger than " +
-                        std::to_string(transfer->request.maxBodyBytes / (1024UL * 1024)) + " MB"));
+                        (transfer->request.maxBodyBytes >= 1024UL * 1024
+                             ? std::to_string(transfer->request.maxBodyBytes / (1024UL * 1024)) +
+                                   " MB"
+                             : std::to_string(transfer->request.maxBodyBytes / 1024) + " KB")));
         continue;
       }
       std::string reason = curl_easy_strerror(code);

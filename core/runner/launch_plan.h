@@ -19,6 +19,10 @@ enum class RunnerKind { kBunx, kNpx, kUvx, kPipx, kDocker, kCommand, kRemote, kS
 /// Returns "bunx", "npx", "uvx", "pipx", "docker", "command", "remote" or "sandbox".
 const char* toString(RunnerKind kind);
 
+/// How many times one request may be sent again after new credentials: once after a
+/// refresh or sign-in on 401, once more for a step-up on 403 (insufficient_scope).
+inline constexpr int kMaxAuthRetries = 2;
+
 /// How to reach a remote server. Header values may hold keys; never print them.
 struct RemotePlan {
   std::string url;
@@ -33,6 +37,12 @@ struct RemotePlan {
   /// What to do when the server refuses kaja's credentials (HTTP 401/403); empty means the
   /// ability's own key (`kaja key set`).
   std::string credentialsHint;
+  /// When set, asked when the server answers a request with HTTP 401 or 403, with the
+  /// status and the WWW-Authenticate value: it gets new credentials (a refresh, a sign-in)
+  /// for freshHeaders, then calls `retry` (from any thread) with true to send the request
+  /// again, or false to fail it as without. Asked at most kMaxAuthRetries times a request.
+  std::function<void(long status, const std::string& challenge, std::function<void(bool)> retry)>
+      onAuthChallenge;
 };
 
 }  // namespace kaja::core

@@ -1,6 +1,7 @@
 #include "core/util/sys.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -115,6 +116,16 @@ Result<void> writeFileAtomically(const std::string& path, std::string_view conte
     ::close(dirFd);
   }
   return {};
+}
+
+Result<UniqueFd> lockExclusive(const std::string& lockFile) {
+  UniqueFd lock(retryOnEintr(
+      [&] { return ::open(lockFile.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600); }));
+  if (!lock.valid()) return fail(ErrorCode::kIo, syscallMessage("open", lockFile, errno));
+  if (retryOnEintr([&] { return ::flock(lock.get(), LOCK_EX); }) != 0) {
+    return fail(ErrorCode::kIo, syscallMessage("flock", lockFile, errno));
+  }
+  return lock;
 }
 
 }  // namespace kaja::core

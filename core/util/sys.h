@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/util/unique_fd.h"
 
 namespace kaja::core {
 
@@ -41,5 +42,10 @@ Result<std::string> readRegularFile(const std::string& path, std::size_t maxByte
 /// mix: writes a temporary file in the same folder with `mode`, fsyncs it, renames it into
 /// place and fsyncs the folder. Creates the folder (0700) when missing.
 Result<void> writeFileAtomically(const std::string& path, std::string_view content, mode_t mode);
+
+/// Opens (creating it 0600) `lockFile` and takes an exclusive flock on it, waiting for any
+/// other holder; the lock lasts while the returned descriptor is open, and the kernel drops
+/// it however the process ends. kIo naming the call on failure.
+Result<UniqueFd> lockExclusive(const std::string& lockFile);
 
 }  // namespace kaja::core

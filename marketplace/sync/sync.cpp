@@ -112,14 +112,10 @@ class FolderLock {
  public:
   static core::Result<FolderLock> take(const std::string& dir) {
     if (auto made = core::makeDirectories(dir, 0700); !made) return std::unexpected(made.error());
-    std::string file = dir + "/.lock";
-    core::UniqueFd fd(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (!fd.valid()) return core::fail(ErrorCode::kIo, core::syscallMessage("open", file, errno));
-    if (core::retryOnEintr([&] { return ::flock(fd.get(), LOCK_EX); }) != 0) {
-      return core::fail(ErrorCode::kIo, core::syscallMessage("flock", file, errno));
-    }
+    auto fd = core::lockExclusive(dir + "/.lock");
+    if (!fd) return std::unexpected(fd.error());
     FolderLock lock;
-    lock.fd_ = std::move(fd);
+    lock.fd_ = std::move(*fd);
     return lock;
   }
 

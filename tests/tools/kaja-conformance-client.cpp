@@ -10,6 +10,11 @@
 // tool with arguments made from its schema; lists and reads resources and prompts when
 // the server offers them. Elicitation is accepted with the schema's defaults (SEP-1034).
 // Exits 0 when the connection and listing worked (a tool's own error is not a failure).
+//
+// For the auth/* scenarios it signs in as kaja does (core/auth), headlessly: instead of
+// opening a browser it fetches the authorization URL itself, and delivers the redirect the
+// authorization server answers with to kaja's loopback listener, so the state and iss checks
+// run on a real redirect. The context may carry a pre-registered client_id and client_secret.
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -20,8 +25,11 @@
 #include <string>
 #include <thread>
 
+#include "core/auth/oauth_flow.h"
+#include "core/auth/token_source.h"
 #include "core/mcp/client.h"
 #include "core/mcp/remote_transport.h"
+#include "core/net/blocking_http.h"
 
 namespace {
 
@@ -78,6 +86,43 @@ Json argumentsFor(const Tool& tool) {
   return arguments;
 }
 
+// Follows authorization URLs as a browser would for a person who approves at once: the
+// authorization server's redirect is delivered to the loopback listener on a thread of its
+// own, since the listener only reads it once the opener has returned.
+class HeadlessBrowser {
+ public:
+  ~HeadlessBrowser() {
+    for (auto& delivery : deliveries_) delivery.join();
+  }
+
+  Result<void> open(const std::string& url) {
+    kaja::core::net::HttpRequest request;
+    request.url = url;
+    const kaja::core::net::AddressPolicy policy{.allowPrivate = true};
+    auto reply = kaja::core::net::fetchBlocking(request, policy);
+    if (!reply) return std::unexpected(reply.error());
+    const std::string location = reply->header("location");
+    if (reply->status / 100 != 3 || location.empty()) {
+      return kaja::core::fail(kaja::core::ErrorCode::kProtocol,
+                              "the authorization endpoint answered HTTP " +
+                                  std::to_string(reply->status) + " without a redirect");
+    }
+    if (!location.starts_with("http://127.0.0.1:")) {
+      return kaja::core::fail(kaja::core::ErrorCode::kRefused,
+                              "the authorization endpoint redirected elsewhere than kaja");
+    }
+    deliveries_.emplace_back([location, policy] {
+      kaja::core::net::HttpRequest callback;
+      callback.url = location;
+      (void)kaja::core::net::fetchBlocking(callback, policy);
+    });
+    return {};
+  }
+
+ private:
+  std::vector<std::thread> deliveries_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -105,7 +150,33 @@ int main(int argc, char** argv) {
   HttpOptions http;
   http.serverName = "conformance";
   http.addressPolicy.allowPrivate = true;
-  auto transport = makeRemoteTransport(io, RemotePlan{url, false, {}}, http);
+  RemotePlan plan{url, false, {}};
+  HeadlessBrowser browser;
+  std::shared_ptr<kaja::core::auth::TokenSource> tokens;
+  if (scenario.starts_with("auth/")) {
+    auto serverUrl = kaja::core::net::parseUrl(url);
+    if (!serverUrl) {
+      std::cerr << serverUrl.error().message << "\n";
+      return stop(1);
+    }
+    kaja::core::auth::ClientSettings settings;
+    settings.clientName = "kaja-conformance-client";
+    // The suite's Client ID Metadata Document URL; used where the server supports them.
+    settings.clientMetadataUrl = "https://conformance-test.local/client-metadata.json";
+    if (context.is_object()) {
+      settings.clientId = context.value("client_id", "");
+      settings.clientSecret = context.value("client_secret", "");
+    }
+    kaja::core::auth::OAuthFlow flow(
+        *serverUrl, "the conformance server", settings,
+        kaja::core::auth::defaultHttp({.allowPrivate = true}),
+        [&browser](const std::string& authorize) { return browser.open(authorize); });
+    kaja::core::auth::TokenSource::Options sourceOptions;
+    sourceOptions.signInOnChallenge = true;
+    tokens = kaja::core::auth::TokenSource::make(std::move(flow), std::nullopt, sourceOptions);
+    tokens->attach(plan);
+  }
+  auto transport = makeRemoteTransport(io, plan, http);
   if (!transport) {
     std::cerr << transport.error().message << "\n";
     return stop(1);
@@ -126,15 +197,19 @@ int main(int argc, char** argv) {
       [](const std::string& text) { std::cerr << "warning: " << text << "\n"; });
 
   auto info = await<Result<ServerInfo>>(io, [&](auto done) { client->connect(done); });
+  const auto signInError = [&] {
+    const std::string error = tokens ? tokens->lastError() : "";
+    return error.empty() ? std::string() : " (sign-in: " + error + ")";
+  };
   if (!info) {
-    std::cerr << "connect: " << info.error().message << "\n";
+    std::cerr << "connect: " << info.error().message << signInError() << "\n";
     return stop(1);
   }
   std::cerr << "connected at " << info->protocolVersion
             << (client->isStateless() ? " (stateless)" : "") << "\n";
   auto tools = await<Result<std::vector<Tool>>>(io, [&](auto done) { client->listTools(done); });
   if (!tools) {
-    std::cerr << "tools/list: " << tools.error().message << "\n";
+    std::cerr << "tools/list: " << tools.error().message << signInError() << "\n";
     return stop(1);
   }
 

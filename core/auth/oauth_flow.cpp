@@ -1,0 +1,517 @@
+#include "core/auth/oauth_flow.h"
+
+#include <algorithm>
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "core/auth/loopback_redirect.h"
+#include "core/auth/pkce.h"
+#include "core/auth/url_form.h"
+#include "core/auth/www_authenticate.h"
+#include "core/util/quote.h"
+
+namespace kaja::core::auth {
+namespace {
+
+using Json = nlohmann::json;
+
+bool contains(const std::vector<std::string>& list, std::string_view item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+// A server's own words (an error code, its description), fit for a one-line message.
+std::string quoteServer(std::string_view text) {
+  if (text.size() > 200) text = text.substr(0, 200);
+  return escapeForMessage(text);
+}
+
+// Returns "https://host:port/.well-known/<name><path>" for `url` (its path without a trailing
+// '/'), or the same without the path when `withPath` is false.
+std::string wellKnown(const net::Url& url, std::string_view name, bool withPath) {
+  std::string path = url.path;
+  while (path.ends_with('/')) path.pop_back();
+  return url.origin() + "/.well-known/" + std::string(name) + (withPath ? path : "");
+}
+
+bool hasPath(const net::Url& url) { return url.path != "/" && !url.path.empty(); }
+
+std::string withoutTrailingSlash(std::string text) {
+  if (text.ends_with('/')) text.pop_back();
+  return text;
+}
+
+// The OAuth error of an answer's body ("invalid_grant (The code expired)"), or its status.
+std::string oauthError(const net::HttpReply& reply) {
+  Json json = Json::parse(reply.body, nullptr, false);
+  if (json.is_object() && json.contains("error") && json["error"].is_string()) {
+    std::string out = quoteServer(json["error"].get<std::string>());
+    if (json.contains("error_description") && json["error_description"].is_string()) {
+      out += " (" + quoteServer(json["error_description"].get<std::string>()) + ")";
+    }
+    return out;
+  }
+  return "HTTP " + std::to_string(reply.status);
+}
+
+std::int64_t nowSeconds() { return static_cast<std::int64_t>(std::time(nullptr)); }
+
+}  // namespace
+
+HttpSend defaultHttp(net::AddressPolicy policy) {
+  return [policy](net::HttpRequest request) { return net::fetchBlocking(std::move(request), policy); };
+}
+
+OAuthFlow::OAuthFlow(net::Url serverUrl, std::string server, ClientSettings settings,
+                     HttpSend http, BrowserOpener opener)
+    : serverUrl_(std::move(serverUrl)),
+      server_(std::move(server)),
+      settings_(std::move(settings)),
+      http_(std::move(http)),
+      opener_(std::move(opener)) {}
+
+Result<net::HttpReply> OAuthFlow::get(const std::string& url) {
+  net::HttpRequest request;
+  request.url = url;
+  request.timeout = settings_.fetchTimeout;
+  request.totalTimeout = settings_.fetchTimeout;
+  request.maxBodyBytes = kMaxMetadataBytes;
+  request.headers.emplace_back("Accept", "application/json");
+  auto reply = http_(std::move(request));
+  if (!reply) {
+    Error error = reply.error();
+    if (error.code != ErrorCode::kRefused) error.message = "cannot fetch " + url + ": " + error.message;
+    return std::unexpected(std::move(error));
+  }
+  return reply;
+}
+
+Result<std::optional<ResourceMetadata>> OAuthFlow::fetchResourceMetadata(
+    const std::string& fromHeader) {
+  // RFC 9728 §4 and the MCP order: the URL the challenge named, then the well-known URL
+  // with the server's path, then the one at the root.
+  std::vector<std::string> candidates;
+  if (!fromHeader.empty()) {
+    auto url = net::resolveUrl(serverUrl_, fromHeader);
+    if (!url) {
+      return fail(ErrorCode::kProtocol, server_ + " named resource metadata at " +
+                                            quoteForMessage(fromHeader) + ", which is not a URL");
+    }
+    candidates.push_back(url->text);
+  }
+  if (hasPath(serverUrl_)) candidates.push_back(wellKnown(serverUrl_, "oauth-protected-resource", true));
+  candidates.push_back(wellKnown(serverUrl_, "oauth-protected-resource", false));
+  for (const auto& candidate : candidates) {
+    auto reply = get(candidate);
+    if (!reply) return std::unexpected(reply.error());
+    if (reply->status / 100 == 4) continue;  // not there: the next place
+    if (reply->status != 200) {
+      return fail(ErrorCode::kProtocol, candidate + " answered HTTP " +
+                                            std::to_string(reply->status) +
+                                            " instead of the server's resource metadata");
+    }
+    auto parsed = parseResourceMetadata(reply->body, candidate);
+    if (!parsed) return std::unexpected(parsed.error());
+    return std::optional<ResourceMetadata>(std::move(*parsed));
+  }
+  if (!fromHeader.empty()) {
+    return fail(ErrorCode::kProtocol, server_ + " named resource metadata at " + candidates[0] +
+                                          ", but nothing is there; the server is misconfigured");
+  }
+  return std::optional<ResourceMetadata>();
+}
+
+Result<ServerMetadata> OAuthFlow::fetchServerMetadata(const std::string& issuer, bool legacy) {
+  auto issuerUrl = net::parseUrl(issuer);
+  if (!issuerUrl) {
+    return fail(ErrorCode::kProtocol,
+                server_ + " names an authorization server " + quoteForMessage(issuer) +
+                    " that is not an http(s) URL");
+  }
+  // The MCP order (RFC 8414 §3.1, then OpenID Connect Discovery in both of its forms).
+  std::vector<std::string> candidates;
+  if (hasPath(*issuerUrl)) {
+    candidates.push_back(wellKnown(*issuerUrl, "oauth-authorization-server", true));
+    candidates.push_back(wellKnown(*issuerUrl, "openid-configuration", true));
+    candidates.push_back(withoutTrailingSlash(issuerUrl->text) + "/.well-known/openid-configuration");
+  } else {
+    candidates.push_back(wellKnown(*issuerUrl, "oauth-authorization-server", false));
+    candidates.push_back(wellKnown(*issuerUrl, "openid-configuration", false));
+  }
+  for (const auto& candidate : candidates) {
+    auto reply = get(candidate);
+    if (!reply) return std::unexpected(reply.error());
+    if (reply->status / 100 == 4) continue;
+    if (reply->status != 200) {
+      return fail(ErrorCode::kProtocol, candidate + " answered HTTP " +
+                                            std::to_string(reply->status) +
+                                            " instead of authorization server metadata");
+    }
+    auto parsed = parseServerMetadata(reply->body, candidate);
+    if (!parsed) return std::unexpected(parsed.error());
+    // RFC 8414 §3.3: metadata for another issuer must not be used, or a server could send
+    // kaja's codes to endpoints of its choosing.
+    if (withoutTrailingSlash(parsed->issuer) != withoutTrailingSlash(issuer)) {
+      return fail(ErrorCode::kProtocol,
+                  candidate + " describes the issuer " + quoteForMessage(parsed->issuer) +
+                      " rather than " + quoteForMessage(issuer) +
+                      "; kaja does not sign in with metadata for another server");
+    }
+    return parsed;
+  }
+  if (!legacy) {
+    return fail(ErrorCode::kProtocol, "the authorization server " + issuer +
+                                          " publishes no metadata (tried " + candidates[0] +
+                                          " and the OpenID Connect address)");
+  }
+  // 2025-03-26: without metadata, the endpoints are at fixed paths of the server's origin.
+  ServerMetadata defaults;
+  defaults.issuer = issuerUrl->origin();
+  defaults.authorizationEndpoint = issuerUrl->origin() + "/authorize";
+  defaults.tokenEndpoint = issuerUrl->origin() + "/token";
+  defaults.registrationEndpoint = issuerUrl->origin() + "/register";
+  defaults.codeChallengeMethods = {"S256"};
+  defaults.fromDefaults = true;
+  return defaults;
+}
+
+Result<OAuthFlow::Discovery> OAuthFlow::discover(const std::string& resourceMetadataUrl) {
+  Discovery out;
+  auto resource = fetchResourceMetadata(resourceMetadataUrl);
+  if (!resource) return std::unexpected(resource.error());
+  out.resourceMetadata = std::move(*resource);
+  std::string issuer;
+  if (out.resourceMetadata) {
+    if (!resourceCovers(out.resourceMetadata->resource, serverUrl_)) {
+      return fail(ErrorCode::kRefused,
+                  server_ + " says it is the resource " +
+                      quoteForMessage(out.resourceMetadata->resource) + ", which is not " +
+                      displayUrl() + "; kaja does not sign in for another server's resource");
+    }
+    if (out.resourceMetadata->authorizationServers.empty()) {
+      return fail(ErrorCode::kProtocol,
+                  server_ + "'s resource metadata names no authorization server");
+    }
+    out.resource = out.resourceMetadata->resource;
+    issuer = out.resourceMetadata->authorizationServers.front();
+  } else {
+    // A 2025-03-26 server: it is its own authorization server, at its origin.
+    out.resource = serverUrl_.text;
+    issuer = serverUrl_.origin();
+  }
+  auto server = fetchServerMetadata(issuer, !out.resourceMetadata);
+  if (!server) return std::unexpected(server.error());
+  out.server = std::move(*server);
+  if (!contains(out.server.codeChallengeMethods, "S256")) {
+    return fail(ErrorCode::kRefused, "the authorization server " + out.server.issuer +
+                                         " does not offer PKCE with S256, which kaja requires "
+                                         "to keep the code from being used by anyone else");
+  }
+  for (const auto& [endpoint, field] :
+       {std::pair{&out.server.authorizationEndpoint, "authorization_endpoint"},
+        std::pair{&out.server.tokenEndpoint, "token_endpoint"}}) {
+    if (auto ok = checkEndpoint(*endpoint, field, out.server.issuer); !ok) {
+      return std::unexpected(ok.error());
+    }
+  }
+  return out;
+}
+
+std::string OAuthFlow::displayUrl() const { return serverUrl_.origin() + serverUrl_.path; }
+
+Result<OAuthFlow::Client> OAuthFlow::registerClient(const ServerMetadata& server,
+                                                    const std::string& redirectUri) {
+  if (server.registrationEndpoint.empty()) {
+    return fail(ErrorCode::kInvalidConfig,
+                "the authorization server " + server.issuer +
+                    " registers no clients itself; register kaja there, then put its id in "
+                    "the ability's mcp.toml as oauth = { clientId = \"…\" }");
+  }
+  auto endpoint = checkEndpoint(server.registrationEndpoint, "registration_endpoint", server.issuer);
+  if (!endpoint) return std::unexpected(endpoint.error());
+  const auto& methods = server.tokenEndpointAuthMethods;
+  std::string method = "none";
+  if (!methods.empty() && !contains(methods, "none")) {
+    method = contains(methods, "client_secret_basic") || !contains(methods, "client_secret_post")
+                 ? "client_secret_basic"
+                 : "client_secret_post";
+  }
+  Json body{{"client_name", settings_.clientName},
+            {"redirect_uris", Json::array({redirectUri})},
+            {"grant_types", Json::array({"authorization_code", "refresh_token"})},
+            {"response_types", Json::array({"code"})},
+            {"token_endpoint_auth_method", method},
+            {"application_type", "native"}};
+  net::HttpRequest request;
+  request.method = "POST";
+  request.url = endpoint->text;
+  request.timeout = settings_.fetchTimeout;
+  request.totalTimeout = settings_.fetchTimeout;
+  request.maxBodyBytes = kMaxMetadataBytes;
+  request.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}};
+  request.body = body.dump();
+  auto reply = http_(std::move(request));
+  if (!reply) {
+    return fail(reply.error().code, "cannot register kaja with " + server.issuer + ": " +
+                                        reply.error().message);
+  }
+  if (reply->status != 200 && reply->status != 201) {
+    return fail(ErrorCode::kRefused, "the authorization server " + server.issuer +
+                                         " refused to register kaja: " + oauthError(*reply));
+  }
+  Json answer = Json::parse(reply->body, nullptr, false);
+  if (!answer.is_object() || !answer.contains("client_id") || !answer["client_id"].is_string() ||
+      answer["client_id"].get<std::string>().empty()) {
+    return fail(ErrorCode::kProtocol, "the authorization server " + server.issuer +
+                                          " registered kaja but sent no client_id");
+  }
+  Client client;
+  client.id = answer["client_id"].get<std::string>();
+  client.secret = answer.value("client_secret", Json("")).is_string()
+                      ? answer.value("client_secret", std::string())
+                      : "";
+  client.redirectUri = redirectUri;
+  const std::string granted = answer.value("token_endpoint_auth_method", Json("")).is_string()
+                                  ? answer.value("token_endpoint_auth_method", std::string())
+                                  : "";
+  client.method = !granted.empty() ? granted : (client.secret.empty() ? "none" : method);
+  if (client.method != "none" && client.secret.empty()) client.method = "none";
+  return client;
+}
+
+Result<OAuthFlow::Client> OAuthFlow::clientFor(const ServerMetadata& server,
+                                               const std::string& redirectUri) {
+  // The order the MCP specification prefers: a client registered beforehand, a Client ID
+  // Metadata Document, then dynamic registration.
+  if (!settings_.clientId.empty()) {
+    Client client{settings_.clientId, settings_.clientSecret, "none", redirectUri};
+    if (!client.secret.empty()) {
+      const auto& methods = server.tokenEndpointAuthMethods;
+      client.method = methods.empty() || contains(methods, "client_secret_basic") ||
+                              !contains(methods, "client_secret_post")
+                          ? "client_secret_basic"
+                          : "client_secret_post";
+    }
+    return client;
+  }
+  if (auto known = registered_.find(server.issuer);
+      known != registered_.end() && known->second.redirectUri == redirectUri) {
+    return known->second;
+  }
+  if (server.clientIdMetadataDocumentSupported && !settings_.clientMetadataUrl.empty()) {
+    return Client{settings_.clientMetadataUrl, "", "none", redirectUri};
+  }
+  auto client = registerClient(server, redirectUri);
+  if (!client) return client;
+  registered_[server.issuer] = *client;
+  return client;
+}
+
+Result<OAuthRecord> OAuthFlow::requestToken(const std::string& tokenEndpoint, const Client& client,
+                                            FormFields form, const char* what) {
+  net::HttpRequest request;
+  request.method = "POST";
+  request.url = tokenEndpoint;
+  request.timeout = settings_.fetchTimeout;
+  request.totalTimeout = settings_.fetchTimeout;
+  request.maxBodyBytes = kMaxMetadataBytes;
+  request.headers = {{"Content-Type", "application/x-www-form-urlencoded"},
+                     {"Accept", "application/json"}};
+  if (client.method == "client_secret_basic") {
+    // RFC 6749 §2.3.1: each part form-encoded before the two are joined.
+    request.headers.emplace_back(
+        "Authorization",
+        "Basic " + base64(percentEncode(client.id) + ":" + percentEncode(client.secret)));
+  } else {
+    form.emplace_back("client_id", client.id);
+    if (client.method == "client_secret_post") form.emplace_back("client_secret", client.secret);
+  }
+  request.body = encodeForm(form);
+  auto reply = http_(std::move(request));
+  if (!reply) {
+    return fail(reply.error().code, "cannot reach the token endpoint " + tokenEndpoint + ": " +
+                                        reply.error().message);
+  }
+  if (reply->status != 200) {
+    return fail(ErrorCode::kRefused, "the token endpoint refused " + std::string(what) + ": " +
+                                         oauthError(*reply));
+  }
+  Json answer = Json::parse(reply->body, nullptr, false);
+  if (!answer.is_object()) {
+    return fail(ErrorCode::kProtocol, "the token endpoint " + tokenEndpoint +
+                                          " answered with something that is not JSON");
+  }
+  const auto access = answer.find("access_token");
+  if (access == answer.end() || !access->is_string() || access->get<std::string>().empty()) {
+    return fail(ErrorCode::kProtocol,
+                "the token endpoint " + tokenEndpoint + " answered without an access_token");
+  }
+  OAuthRecord record;
+  record.accessToken = access->get<std::string>();
+  // The token goes into an HTTP header: visible ASCII only, or it could inject one.
+  if (!net::isVisibleAscii(record.accessToken, 16384)) {
+    return fail(ErrorCode::kProtocol, "the token endpoint " + tokenEndpoint +
+                                          " sent an access token kaja cannot put in a header");
+  }
+  std::string type = answer.value("token_type", Json("Bearer")).is_string()
+                         ? answer.value("token_type", std::string("Bearer"))
+                         : "";
+  std::string lowered = type;
+  std::transform(lowered.begin(), lowered.end(), lowered.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lowered != "bearer") {
+    return fail(ErrorCode::kProtocol, "the token endpoint " + tokenEndpoint +
+                                          " sent a token of type " + quoteForMessage(type) +
+                                          ", which kaja cannot use (only Bearer)");
+  }
+  if (const auto refreshToken = answer.find("refresh_token");
+      refreshToken != answer.end() && refreshToken->is_string() &&
+      net::isVisibleAscii(refreshToken->get_ref<const std::string&>(), 16384)) {
+    record.refreshToken = refreshToken->get<std::string>();
+  }
+  if (const auto expires = answer.find("expires_in");
+      expires != answer.end() && expires->is_number() && expires->get<double>() > 0 &&
+      expires->get<double>() < 1e9) {
+    record.expiresAt = nowSeconds() + static_cast<std::int64_t>(expires->get<double>());
+  }
+  if (const auto scope = answer.find("scope"); scope != answer.end() && scope->is_string()) {
+    record.scope = scope->get<std::string>();
+  }
+  record.tokenEndpoint = tokenEndpoint;
+  record.clientId = client.id;
+  record.clientSecret = client.secret;
+  record.authMethod = client.method;
+  record.redirectUri = client.redirectUri;
+  return record;
+}
+
+Result<OAuthRecord> OAuthFlow::signIn(long status, const std::string& challenge,
+                                      const std::optional<OAuthRecord>& previous) {
+  const auto bearer = bearerChallenge(challenge).value_or(BearerChallenge{});
+  auto found = discover(bearer.resourceMetadata);
+  if (!found) return std::unexpected(found.error());
+  const ServerMetadata& server = found->server;
+  // A client kept from an earlier sign-in at the same issuer; never one from another
+  // (SEP-2352: credentials are bound to the server that issued them).
+  if (previous && previous->issuer == server.issuer && !previous->clientId.empty() &&
+      settings_.clientId.empty() && !registered_.contains(server.issuer)) {
+    registered_[server.issuer] = Client{previous->clientId, previous->clientSecret,
+                                        previous->authMethod.empty() ? "none" : previous->authMethod,
+                                        previous->redirectUri};
+  }
+
+  // The scopes: what the challenge asks for, else what the resource supports, else none;
+  // joined to what was asked before, so a step-up keeps the scopes already granted.
+  std::vector<std::string> scopes = splitScopes(bearer.scope);
+  if (scopes.empty() && found->resourceMetadata) scopes = found->resourceMetadata->scopesSupported;
+  if (previous) {
+    for (const auto& scope : splitScopes(previous->scope)) scopes.push_back(scope);
+  }
+  for (const auto& scope : requested_) scopes.push_back(scope);
+  if (!scopes.empty() && contains(server.scopesSupported, "offline_access")) {
+    scopes.emplace_back("offline_access");
+  }
+  scopes = splitScopes(joinScopes(scopes));
+  (void)status;
+
+  // The redirect: on the port registered before when there is one, so the client's
+  // registered redirect_uri still matches.
+  int port = 0;
+  if (auto known = registered_.find(server.issuer); known != registered_.end()) {
+    if (auto url = net::parseUrl(known->second.redirectUri); url && isLoopbackUrl(*url)) {
+      port = url->port;
+    }
+  }
+  auto listener = LoopbackRedirect::open(port);
+  if (!listener && port != 0) listener = LoopbackRedirect::open(0);
+  if (!listener) return std::unexpected(listener.error());
+  auto client = clientFor(server, listener->redirectUri());
+  if (!client) return std::unexpected(client.error());
+
+  auto pkce = makePkce();
+  if (!pkce) return std::unexpected(pkce.error());
+  auto state = randomToken(24);
+  if (!state) return std::unexpected(state.error());
+  FormFields query{{"response_type", "code"},
+                   {"client_id", client->id},
+                   {"redirect_uri", listener->redirectUri()},
+                   {"state", *state},
+                   {"code_challenge", pkce->challenge},
+                   {"code_challenge_method", "S256"}};
+  if (!scopes.empty()) query.emplace_back("scope", joinScopes(scopes));
+  query.emplace_back("resource", found->resource);
+  const std::string separator =
+      server.authorizationEndpoint.find('?') == std::string::npos ? "?" : "&";
+  const std::string authorizeUrl = server.authorizationEndpoint + separator + encodeForm(query);
+  ++attempts_;
+  requested_ = scopes;
+  if (auto shown = opener_(authorizeUrl); !shown) return std::unexpected(shown.error());
+  auto answer = listener->wait(settings_.approveTimeout);
+  if (!answer) return std::unexpected(answer.error());
+
+  const auto param = [&](const char* name) {
+    const auto it = answer->find(name);
+    return it == answer->end() ? std::optional<std::string>() : std::optional(it->second);
+  };
+  if (!constantTimeEquals(param("state").value_or(""), *state)) {
+    return fail(ErrorCode::kRefused,
+                "the sign-in's answer carried another state than kaja sent, so it may be "
+                "someone else's; nothing was saved, run the command again");
+  }
+  // RFC 9207: a present iss must be the issuer exactly (no normalisation), and one the
+  // server promised must be present; else the answer may come from another server.
+  if (const auto iss = param("iss")) {
+    if (*iss != server.issuer) {
+      return fail(ErrorCode::kRefused, "the sign-in's answer names the issuer " +
+                                           quoteForMessage(*iss) + " rather than " +
+                                           quoteForMessage(server.issuer) +
+                                           ", so it was refused; nothing was saved");
+    }
+  } else if (server.issParameterSupported) {
+    return fail(ErrorCode::kRefused,
+                "the sign-in's answer has no iss although " + server.issuer +
+                    " promises one, so it was refused; nothing was saved");
+  }
+  if (const auto error = param("error")) {
+    std::string why = quoteServer(*error);
+    if (const auto description = param("error_description")) why += " (" + quoteServer(*description) + ")";
+    return fail(ErrorCode::kRefused, "the authorization server refused the sign-in: " + why);
+  }
+  const auto code = param("code");
+  if (!code || code->empty()) {
+    return fail(ErrorCode::kProtocol, "the sign-in's answer has no code; run the command again");
+  }
+  auto record = requestToken(server.tokenEndpoint, *client,
+                             {{"grant_type", "authorization_code"},
+                              {"code", *code},
+                              {"redirect_uri", listener->redirectUri()},
+                              {"code_verifier", pkce->verifier},
+                              {"resource", found->resource}},
+                             "the sign-in's code");
+  if (!record) return record;
+  if (record->scope.empty()) record->scope = joinScopes(scopes);
+  record->issuer = server.issuer;
+  record->resource = found->resource;
+  return record;
+}
+
+Result<OAuthRecord> OAuthFlow::refresh(const OAuthRecord& record) {
+  if (record.refreshToken.empty()) {
+    return fail(ErrorCode::kRefused, "the sign-in gave no refresh token");
+  }
+  auto endpoint = checkEndpoint(record.tokenEndpoint, "token_endpoint", record.issuer);
+  if (!endpoint) return std::unexpected(endpoint.error());
+  Client client{record.clientId, record.clientSecret,
+                record.authMethod.empty() ? "none" : record.authMethod, record.redirectUri};
+  FormFields form{{"grant_type", "refresh_token"}, {"refresh_token", record.refreshToken}};
+  if (!record.resource.empty()) form.emplace_back("resource", record.resource);
+  auto renewed = requestToken(endpoint->text, client, std::move(form), "the refresh token");
+  if (!renewed) return renewed;
+  if (renewed->refreshToken.empty()) renewed->refreshToken = record.refreshToken;
+  if (renewed->scope.empty()) renewed->scope = record.scope;
+  renewed->issuer = record.issuer;
+  renewed->resource = record.resource;
+  renewed->forUrl = record.forUrl;
+  return renewed;
+}
+
+}  // namespace kaja::core::auth
