@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
@@ -38,6 +39,14 @@ std::string namespaceProblem() {
 
 class ConformanceTest : public ::testing::TestWithParam<Scenario> {};
 
+std::string testName(const ::testing::TestParamInfo<Scenario>& info) {
+  std::string name = std::string(info.param.name) + "_" + info.param.version;
+  for (char& c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0) c = '_';
+  }
+  return name;
+}
+
 TEST_P(ConformanceTest, ScenarioPasses) {
   if (const std::string problem = namespaceProblem(); !problem.empty()) GTEST_SKIP() << problem;
   const Scenario& scenario = GetParam();
@@ -64,13 +73,52 @@ INSTANTIATE_TEST_SUITE_P(
                       Scenario{"http-custom-headers", "2026-07-28"},
                       Scenario{"http-invalid-tool-headers", "2026-07-28"},
                       Scenario{"json-schema-ref-no-deref", "2026-07-28"}),
-    [](const ::testing::TestParamInfo<Scenario>& info) {
-      std::string name = std::string(info.param.name) + "_" + info.param.version;
-      for (char& c : name) {
-        if (std::isalnum(static_cast<unsigned char>(c)) == 0) c = '_';
-      }
-      return name;
-    });
+    testName);
+
+// The client authorization scenarios (core/auth, signed in headlessly): every one the suite
+// lists, at every version it lists it for.
+std::vector<Scenario> authScenarios() {
+  static const char* const kBoth[] = {"auth/metadata-default",
+                                      "auth/metadata-var1",
+                                      "auth/metadata-var2",
+                                      "auth/metadata-var3",
+                                      "auth/basic-cimd",
+                                      "auth/scope-from-www-authenticate",
+                                      "auth/scope-from-scopes-supported",
+                                      "auth/scope-omitted-when-undefined",
+                                      "auth/scope-step-up",
+                                      "auth/scope-retry-limit",
+                                      "auth/token-endpoint-auth-basic",
+                                      "auth/token-endpoint-auth-post",
+                                      "auth/token-endpoint-auth-none",
+                                      "auth/pre-registration"};
+  static const char* const kDraftOnly[] = {"auth/resource-mismatch",
+                                           "auth/offline-access-scope",
+                                           "auth/offline-access-not-supported",
+                                           "auth/authorization-server-migration",
+                                           "auth/iss-supported",
+                                           "auth/iss-not-advertised",
+                                           "auth/iss-supported-missing",
+                                           "auth/iss-wrong-issuer",
+                                           "auth/iss-unexpected",
+                                           "auth/iss-normalized",
+                                           "auth/metadata-issuer-mismatch"};
+  std::vector<Scenario> out;
+  for (const char* name : kBoth) {
+    out.push_back({name, "2025-11-25"});
+    out.push_back({name, "2026-07-28"});
+  }
+  for (const char* name : kDraftOnly) out.push_back({name, "2026-07-28"});
+  for (const char* name : {"auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post",
+                           "auth/token-endpoint-auth-none"}) {
+    out.push_back({name, "2025-06-18"});
+  }
+  out.push_back({"auth/2025-03-26-oauth-metadata-backcompat", "2025-03-26"});
+  out.push_back({"auth/2025-03-26-oauth-endpoint-fallback", "2025-03-26"});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Auth, ConformanceTest, ::testing::ValuesIn(authScenarios()), testName);
 
 }  // namespace
 }  // namespace kaja::testing
