@@ -40,6 +40,10 @@ int runAudit(std::span<const std::string> args);
 int runPersona(std::span<const std::string> args);
 int runConfig(std::span<const std::string> args);
 int runKey(std::span<const std::string> args);
+/// `login NAME [--no-browser] [--port N]` and `login --status [--json]`: OAuth sign-in.
+int runLogin(std::span<const std::string> args);
+/// `logout NAME`: forgets an ability's sign-in tokens.
+int runLogout(std::span<const std::string> args);
 int runServe(std::span<const std::string> args);
 int runSandbox(std::span<const std::string> args);
 int runDocker(std::span<const std::string> args);

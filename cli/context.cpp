@@ -9,6 +9,7 @@
 
 #include "cli/output.h"
 #include "cli/workspace_layer.h"
+#include "core/auth/ability_auth.h"
 #include "marketplace/sync/store.h"
 #include "personas/docker_mounts.h"
 #include "sandbox/token.h"
@@ -149,6 +150,21 @@ std::vector<std::string> Context::toolDirs() const {
 core::Result<core::RunnerContext> Context::runners() const {
   core::RunnerContext runners = core::RunnerContext::fromProcess(toolDirs());
   runners.stdioAllow = config.stdioAllow;
+  // Sign-in tokens, read afresh for each plan: `kaja login` in another terminal counts at
+  // the next connection of a running gateway.
+  runners.remoteAuth = [secretsFile = paths.secretsFile](const core::Ability& ability,
+                                                         core::RemotePlan& plan) {
+    auto secrets = core::Secrets::load(secretsFile);
+    if (!secrets) return;
+    if (auto record = secrets->oauth(ability)) {
+      core::auth::attachTokens(ability, *record, secretsFile, plan);
+    } else if (ability.oauth && ability.oauth->grant == "client_credentials") {
+      // No person needed: the first 401 gets the tokens.
+      core::auth::attachTokens(ability, std::nullopt, secretsFile, plan);
+    } else if (ability.oauth) {
+      plan.credentialsHint = "it asks for a sign-in; run `kaja login " + ability.name + "`";
+    }
+  };
   for (const auto& record : catalog.abilities()) {
     if (!record.ability || !record.ability->package || !record.ability->package->docker) continue;
     auto plan = personas::planDockerMounts(catalog, core::homeDir(), record.name);

@@ -13,6 +13,7 @@
 #include "cli/doctor_checks.h"
 #include "cli/output.h"
 #include "cli/prompt.h"
+#include "core/auth/preflight.h"
 #include "core/host/host.h"
 #include "core/host/start_priority.h"
 #include "core/mcp/types.h"
@@ -47,6 +48,7 @@ struct DoctorRow {
   std::string stderrTail;
   std::vector<std::string> offeredNames;
   bool needsKey = false;           ///< off for want of a key: doctor may offer to add one
+  std::string access;              ///< a remote server that refused kaja: "oauth" or "key" (T5)
   std::vector<std::string> notes;  ///< the host's notes on its connect (ConnectReport::notes)
 };
 
@@ -181,6 +183,30 @@ std::optional<core::Activation> plan(const marketplace::AbilityRecord& record,
   return activation;
 }
 
+// A remote server that refused kaja with 401 or 403: asks it, without credentials, whether
+// it wants an OAuth sign-in or a key (T5), and says which command fixes it.
+void classifyRefusal(const core::Error& error, const core::Ability& ability, DoctorRow& row) {
+  if (!ability.isRemote() || (error.httpStatus != 401 && error.httpStatus != 403)) return;
+  auto url = core::net::parseUrl(ability.url.value_or(""));
+  if (!url) return;
+  auto probe = core::auth::preflight(*url, ability.transport == core::Transport::kSse,
+                                     core::net::AddressPolicy{.allowPrivate = true},
+                                     std::chrono::seconds(10));
+  if (!probe) return;
+  if (probe->access == core::auth::Access::kOAuth) {
+    row.access = "oauth";
+    row.hint = "it asks for an OAuth sign-in: run `kaja login " + ability.name + "`";
+  } else if (probe->access == core::auth::Access::kKey) {
+    row.access = "key";
+    row.hint = "it wants a key or token: run `kaja key set " + ability.name + "`";
+  } else {
+    return;
+  }
+  // The connect error guessed; the preflight knows, so its advice replaces the guess.
+  row.error =
+      ability.name + " refused kaja (HTTP " + std::to_string(error.httpStatus) + "); " + row.hint;
+}
+
 void fillFromReport(const core::ConnectReport& report, const core::Ability& ability,
                     DoctorRow& row) {
   row.ms = static_cast<long>(report.elapsed.count());
@@ -190,6 +216,7 @@ void fillFromReport(const core::ConnectReport& report, const core::Ability& abil
   if (report.error) {
     row.state = "failed";
     row.error = report.error->message;
+    classifyRefusal(*report.error, ability, row);
     return;
   }
   row.state = "ok";
@@ -275,7 +302,8 @@ json toJson(const std::vector<DoctorRow>& rows, const std::vector<std::string>& 
                  {"cpuMs", row.cpuMs >= 0 ? json(row.cpuMs) : json()},
                  {"lowPriority", row.niceness > 0},
                  {"error", orNull(row.error)},
-                 {"hint", orNull(row.hint)}};
+                 {"hint", orNull(row.hint)},
+                 {"access", orNull(row.access)}};
     if (options().verbose) item["stderr"] = row.stderrTail;
     abilities.push_back(std::move(item));
   }
@@ -292,12 +320,18 @@ void offerKeys(Context& context, const std::vector<DoctorRow>& rows) {
       printError(ok.error());
       continue;
     }
-    if (const core::Ability* ability = context.catalog.findAbility(row.name)) {
-      context.secrets.setFor(*ability, key);
-    } else {
-      context.secrets.set(row.name, key);
-    }
-    if (auto saved = context.secrets.save(context.paths.secretsFile); !saved) {
+    const core::Ability* ability = context.catalog.findAbility(row.name);
+    const auto store = [&](core::Secrets& secrets) {
+      if (ability != nullptr) {
+        secrets.setFor(*ability, key);
+      } else {
+        secrets.set(row.name, key);
+      }
+    };
+    // Into the file under its lock (another kaja may have refreshed a token), and here.
+    auto saved = core::Secrets::update(context.paths.secretsFile, store);
+    store(context.secrets);
+    if (!saved) {
       printError(saved.error());
       return;
     }

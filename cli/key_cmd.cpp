@@ -29,12 +29,16 @@ int keySet(Context& context, const std::string& name) {
     printError(ok.error());
     return kExitUsage;
   }
-  if (record->ability) {
-    context.secrets.setFor(*record->ability, std::move(key));
-  } else {
-    context.secrets.set(name, std::move(key));
-  }
-  if (auto saved = context.secrets.save(context.paths.secretsFile); !saved) {
+  // Under the file's lock, on what is in it now: a token another kaja refreshed meanwhile
+  // is kept.
+  auto saved = core::Secrets::update(context.paths.secretsFile, [&](core::Secrets& secrets) {
+    if (record->ability) {
+      secrets.setFor(*record->ability, std::move(key));
+    } else {
+      secrets.set(name, std::move(key));
+    }
+  });
+  if (!saved) {
     printError(saved.error());
     return kExitFailed;
   }
@@ -43,11 +47,13 @@ int keySet(Context& context, const std::string& name) {
 }
 
 int keyRemove(Context& context, const std::string& name) {
-  if (!context.secrets.remove(name)) {
+  if (!context.secrets.has(name)) {
     printNote("no key was stored for " + name + "; nothing to remove");
     return kExitOk;
   }
-  if (auto saved = context.secrets.save(context.paths.secretsFile); !saved) {
+  auto saved = core::Secrets::update(context.paths.secretsFile,
+                                     [&](core::Secrets& secrets) { secrets.remove(name); });
+  if (!saved) {
     printError(saved.error());
     return kExitFailed;
   }

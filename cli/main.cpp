@@ -347,6 +347,24 @@ constexpr Command kCommands[] = {
      "kaja key list       shows which abilities take a key and whether one is stored\n"
      "Keys never appear in argv, logs, errors or --json output.\n",
      runKey},
+    {"login", "login NAME [--no-browser] [--port N] | login --status [--json]",
+     "sign in to a remote server with OAuth",
+     "kaja login NAME     signs in to the remote ability NAME: finds its authorization server\n"
+     "                    (RFC 9728, RFC 8414), registers kaja there unless the manifest gives\n"
+     "                    oauth = { clientId = … }, prints the address to open (and opens a\n"
+     "                    browser: $BROWSER, or xdg-open on a desktop), waits up to 300 s for\n"
+     "                    the redirect to 127.0.0.1, and stores the tokens in secrets.toml\n"
+     "                    (mode 0600). kaja refreshes them before they expire.\n"
+     "kaja login --status shows which remote abilities are signed in, until when\n"
+     "Options:\n"
+     "  --no-browser      only print the address\n"
+     "  --port N          take the redirect on 127.0.0.1:N (for a client registered with a\n"
+     "                    fixed redirect URI)\n"
+     "  --json            with --status: print an array instead of lines\n"
+     "Tokens never appear in argv, logs, errors or --json output.\n",
+     runLogin},
+    {"logout", "logout NAME", "forget a remote server's sign-in tokens",
+     "kaja logout NAME    removes the OAuth tokens stored for NAME\n", runLogout},
     {"sandbox", "sandbox serve|token|status …", "host stdio servers for cloud users",
      "kaja sandbox serve --listen HOST:PORT --key-file F [options]\n"
      "    offers each (user, ability) as a Streamable HTTP MCP endpoint at\n"

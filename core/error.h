@@ -31,6 +31,8 @@ struct Error {
   /// The peer's JSON-RPC error code when it answered with an error (0 otherwise), so a
   /// gateway can pass it on.
   std::int64_t rpcCode = 0;
+  /// The HTTP status a server's answer failed with (401, 403, 500, …), 0 for any other error.
+  long httpStatus = 0;
 
   /// Returns "context: message", or just the message when there is no context.
   [[nodiscard]] std::string describe() const {

@@ -8,6 +8,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <optional>
+#include <vector>
 
 #include "core/auth/url_form.h"
 
@@ -18,6 +19,8 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+
+constexpr std::size_t kMaxConnections = 32;
 
 constexpr const char* kDonePage =
     "<!doctype html><meta charset=utf-8><title>kaja</title>"
@@ -44,6 +47,9 @@ Result<LoopbackRedirect> LoopbackRedirect::open(int port) {
   const tcp::endpoint endpoint(asio::ip::make_address_v4("127.0.0.1"),
                                static_cast<unsigned short>(port));
   impl->acceptor.open(endpoint.protocol(), ec);
+  // A step-up sign-in reopens the port the client registered; the last redirect's socket
+  // may still be in TIME_WAIT.
+  if (!ec) impl->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) impl->acceptor.bind(endpoint, ec);
   if (!ec) impl->acceptor.listen(8, ec);
   if (ec) {
@@ -65,12 +71,20 @@ Result<std::map<std::string, std::string>> LoopbackRedirect::wait(
   impl.waited = true;
   std::optional<std::map<std::string, std::string>> answer;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  // One connection at a time: a browser sends the redirect first, and a stray request
-  // (a favicon, a port scan) only has to wait its turn, bounded by the stream's expiry.
+  // Every connection is read at once, each within its own 10 s: a connection that stalls
+  // (a browser's preconnect, a local process holding one open) never keeps the real
+  // redirect waiting.
+  std::vector<std::weak_ptr<beast::tcp_stream>> open;
+  bool closing = false;
   std::function<void()> acceptNext = [&] {
     impl.acceptor.async_accept([&](boost::system::error_code ec, tcp::socket socket) {
-      if (ec) return;
+      if (ec || closing) return;
+      acceptNext();
+      // A flood of connections gets no more than kMaxConnections read at a time.
+      std::erase_if(open, [](const auto& weak) { return weak.expired(); });
+      if (open.size() >= kMaxConnections) return;  // `socket` closes here
       auto stream = std::make_shared<beast::tcp_stream>(std::move(socket));
+      open.push_back(stream);
       auto buffer = std::make_shared<beast::flat_buffer>(8192);
       auto parser = std::make_shared<http::request_parser<http::string_body>>();
       parser->header_limit(8192);
@@ -79,10 +93,7 @@ Result<std::map<std::string, std::string>> LoopbackRedirect::wait(
       http::async_read(
           *stream, *buffer, *parser,
           [&, stream, buffer, parser](boost::system::error_code readError, std::size_t) {
-            if (readError) {
-              acceptNext();
-              return;
-            }
+            if (readError || closing || answer) return;
             const auto& request = parser->get();
             const std::string target(request.target());
             const std::size_t mark = target.find('?');
@@ -97,15 +108,14 @@ Result<std::map<std::string, std::string>> LoopbackRedirect::wait(
             response->body() = done ? kDonePage : "not found";
             response->prepare_payload();
             if (done) {
-              answer = parseQuery(mark == std::string::npos ? std::string_view()
-                                                            : std::string_view(target).substr(
-                                                                  mark + 1));
+              answer =
+                  parseQuery(mark == std::string::npos ? std::string_view()
+                                                       : std::string_view(target).substr(mark + 1));
             }
             http::async_write(*stream, *response,
-                              [&, stream, response, done](boost::system::error_code, std::size_t) {
+                              [stream, response](boost::system::error_code, std::size_t) {
                                 beast::error_code ignored;
                                 stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
-                                if (!done) acceptNext();
                               });
           });
     });
@@ -115,11 +125,17 @@ Result<std::map<std::string, std::string>> LoopbackRedirect::wait(
   while (!answer && std::chrono::steady_clock::now() < deadline) {
     impl.io.run_one_until(deadline);
   }
-  // Let the page reach the browser before the socket closes.
+  // Let the page reach the browser, then end every connection and let each handler see it,
+  // while what they refer to is still here.
   if (answer) impl.io.run_for(std::chrono::milliseconds(200));
+  closing = true;
   boost::system::error_code ignored;
-  impl.acceptor.cancel(ignored);
-  impl.io.poll();
+  impl.acceptor.close(ignored);
+  for (auto& weak : open) {
+    if (auto stream = weak.lock()) stream->close();
+  }
+  impl.io.restart();
+  impl.io.run_for(std::chrono::seconds(1));
   if (!answer) {
     return fail(ErrorCode::kTimeout,
                 "no answer reached " + redirectUri() + " within " +

@@ -1,5 +1,6 @@
 #include "core/auth/metadata.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/net/address_guard.h"
@@ -118,6 +119,16 @@ bool resourceCovers(const std::string& resource, const net::Url& serverUrl) {
   if (!path.ends_with('/')) path += '/';
   if (!target.ends_with('/')) target += '/';
   return target.starts_with(path);
+}
+
+bool lists(const std::vector<std::string>& list, std::string_view item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+std::string secretMethod(const std::vector<std::string>& methods) {
+  return lists(methods, "client_secret_post") && !lists(methods, "client_secret_basic")
+             ? "client_secret_post"
+             : "client_secret_basic";
 }
 
 bool isLoopbackUrl(const net::Url& url) {

@@ -15,7 +15,7 @@ inline constexpr std::size_t kMaxMetadataBytes = 256UL * 1024;
 
 /// Protected resource metadata (RFC 9728), as far as kaja uses it.
 struct ResourceMetadata {
-  std::string resource;                          ///< the resource identifier
+  std::string resource;                           ///< the resource identifier
   std::vector<std::string> authorizationServers;  ///< issuer URLs, in the server's order
   std::vector<std::string> scopesSupported;
 };
@@ -32,7 +32,7 @@ struct ServerMetadata {
   std::vector<std::string> tokenEndpointAuthMethods;  ///< empty: the RFC's default, basic
   bool clientIdMetadataDocumentSupported = false;
   bool issParameterSupported = false;  ///< authorization_response_iss_parameter_supported
-  bool fromDefaults = false;  ///< the 2025-03-26 fallback endpoints, not a document
+  bool fromDefaults = false;           ///< the 2025-03-26 fallback endpoints, not a document
 };
 
 /// Parses a protected resource metadata document fetched from `from` (named in errors).
@@ -53,6 +53,14 @@ bool resourceCovers(const std::string& resource, const net::Url& serverUrl);
 /// URL, or http on a loopback host; kRefused with one sentence otherwise.
 Result<net::Url> checkEndpoint(const std::string& endpoint, std::string_view field,
                                const std::string& issuer);
+
+/// Returns true when `list` (a metadata field such as scopes_supported) holds `item`.
+bool lists(const std::vector<std::string>& list, std::string_view item);
+
+/// Returns how a client with a secret authenticates at a token endpoint that supports
+/// `methods`: client_secret_basic (RFC 6749's default, also when the list is empty) unless
+/// only client_secret_post of the two is listed.
+std::string secretMethod(const std::vector<std::string>& methods);
 
 /// Returns true when `url` is http(s) on 127.0.0.0/8, ::1 or localhost.
 bool isLoopbackUrl(const net::Url& url);

@@ -4,20 +4,22 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "core/auth/client_assertion.h"
 #include "core/auth/loopback_redirect.h"
 #include "core/auth/pkce.h"
 #include "core/auth/url_form.h"
-#include "core/auth/www_authenticate.h"
+#include "core/net/www_authenticate.h"
 #include "core/util/quote.h"
 
 namespace kaja::core::auth {
+
+using net::bearerChallenge;
+using net::BearerChallenge;
+using net::joinScopes;
+using net::splitScopes;
 namespace {
 
 using Json = nlohmann::json;
-
-bool contains(const std::vector<std::string>& list, std::string_view item) {
-  return std::find(list.begin(), list.end(), item) != list.end();
-}
 
 // A server's own words (an error code, its description), fit for a one-line message.
 std::string quoteServer(std::string_view text) {
@@ -33,11 +35,31 @@ std::string wellKnown(const net::Url& url, std::string_view name, bool withPath)
   return url.origin() + "/.well-known/" + std::string(name) + (withPath ? path : "");
 }
 
+// "https://host" or "https://host:8443": an origin as people write it, the default port left
+// out.
+std::string originOf(const net::Url& url) {
+  const bool v6 = url.host.find(':') != std::string::npos;
+  std::string text = url.scheme + "://" + (v6 ? "[" + url.host + "]" : url.host);
+  if (url.port != (url.scheme == "https" ? 443 : 80)) text += ":" + std::to_string(url.port);
+  return text;
+}
+
 bool hasPath(const net::Url& url) { return url.path != "/" && !url.path.empty(); }
 
 std::string withoutTrailingSlash(std::string text) {
   if (text.ends_with('/')) text.pop_back();
   return text;
+}
+
+// RFC 8414 §3.3 wants the issuers identical. A bare origin with and without its '/' is one
+// URL written two ways (URL parsers add the slash), so that alone is let through.
+bool sameIssuer(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  const std::string& shorter = a.size() < b.size() ? a : b;
+  const std::string& longer = a.size() < b.size() ? b : a;
+  if (longer != shorter + "/") return false;
+  auto url = net::parseUrl(shorter);
+  return url && url->text == longer;
 }
 
 // The OAuth error of an answer's body ("invalid_grant (The code expired)"), or its status.
@@ -58,11 +80,12 @@ std::int64_t nowSeconds() { return static_cast<std::int64_t>(std::time(nullptr))
 }  // namespace
 
 HttpSend defaultHttp(net::AddressPolicy policy) {
-  return [policy](net::HttpRequest request) { return net::fetchBlocking(std::move(request), policy); };
+  return
+      [policy](net::HttpRequest request) { return net::fetchBlocking(std::move(request), policy); };
 }
 
-OAuthFlow::OAuthFlow(net::Url serverUrl, std::string server, ClientSettings settings,
-                     HttpSend http, BrowserOpener opener)
+OAuthFlow::OAuthFlow(net::Url serverUrl, std::string server, ClientSettings settings, HttpSend http,
+                     BrowserOpener opener)
     : serverUrl_(std::move(serverUrl)),
       server_(std::move(server)),
       settings_(std::move(settings)),
@@ -79,7 +102,8 @@ Result<net::HttpReply> OAuthFlow::get(const std::string& url) {
   auto reply = http_(std::move(request));
   if (!reply) {
     Error error = reply.error();
-    if (error.code != ErrorCode::kRefused) error.message = "cannot fetch " + url + ": " + error.message;
+    if (error.code != ErrorCode::kRefused)
+      error.message = "cannot fetch " + url + ": " + error.message;
     return std::unexpected(std::move(error));
   }
   return reply;
@@ -98,7 +122,8 @@ Result<std::optional<ResourceMetadata>> OAuthFlow::fetchResourceMetadata(
     }
     candidates.push_back(url->text);
   }
-  if (hasPath(serverUrl_)) candidates.push_back(wellKnown(serverUrl_, "oauth-protected-resource", true));
+  if (hasPath(serverUrl_))
+    candidates.push_back(wellKnown(serverUrl_, "oauth-protected-resource", true));
   candidates.push_back(wellKnown(serverUrl_, "oauth-protected-resource", false));
   for (const auto& candidate : candidates) {
     auto reply = get(candidate);
@@ -123,16 +148,16 @@ Result<std::optional<ResourceMetadata>> OAuthFlow::fetchResourceMetadata(
 Result<ServerMetadata> OAuthFlow::fetchServerMetadata(const std::string& issuer, bool legacy) {
   auto issuerUrl = net::parseUrl(issuer);
   if (!issuerUrl) {
-    return fail(ErrorCode::kProtocol,
-                server_ + " names an authorization server " + quoteForMessage(issuer) +
-                    " that is not an http(s) URL");
+    return fail(ErrorCode::kProtocol, server_ + " names an authorization server " +
+                                          quoteForMessage(issuer) + " that is not an http(s) URL");
   }
   // The MCP order (RFC 8414 §3.1, then OpenID Connect Discovery in both of its forms).
   std::vector<std::string> candidates;
   if (hasPath(*issuerUrl)) {
     candidates.push_back(wellKnown(*issuerUrl, "oauth-authorization-server", true));
     candidates.push_back(wellKnown(*issuerUrl, "openid-configuration", true));
-    candidates.push_back(withoutTrailingSlash(issuerUrl->text) + "/.well-known/openid-configuration");
+    candidates.push_back(withoutTrailingSlash(issuerUrl->text) +
+                         "/.well-known/openid-configuration");
   } else {
     candidates.push_back(wellKnown(*issuerUrl, "oauth-authorization-server", false));
     candidates.push_back(wellKnown(*issuerUrl, "openid-configuration", false));
@@ -150,7 +175,7 @@ Result<ServerMetadata> OAuthFlow::fetchServerMetadata(const std::string& issuer,
     if (!parsed) return std::unexpected(parsed.error());
     // RFC 8414 §3.3: metadata for another issuer must not be used, or a server could send
     // kaja's codes to endpoints of its choosing.
-    if (withoutTrailingSlash(parsed->issuer) != withoutTrailingSlash(issuer)) {
+    if (!sameIssuer(parsed->issuer, issuer)) {
       return fail(ErrorCode::kProtocol,
                   candidate + " describes the issuer " + quoteForMessage(parsed->issuer) +
                       " rather than " + quoteForMessage(issuer) +
@@ -165,10 +190,10 @@ Result<ServerMetadata> OAuthFlow::fetchServerMetadata(const std::string& issuer,
   }
   // 2025-03-26: without metadata, the endpoints are at fixed paths of the server's origin.
   ServerMetadata defaults;
-  defaults.issuer = issuerUrl->origin();
-  defaults.authorizationEndpoint = issuerUrl->origin() + "/authorize";
-  defaults.tokenEndpoint = issuerUrl->origin() + "/token";
-  defaults.registrationEndpoint = issuerUrl->origin() + "/register";
+  defaults.issuer = originOf(*issuerUrl);
+  defaults.authorizationEndpoint = defaults.issuer + "/authorize";
+  defaults.tokenEndpoint = defaults.issuer + "/token";
+  defaults.registrationEndpoint = defaults.issuer + "/register";
   defaults.codeChallengeMethods = {"S256"};
   defaults.fromDefaults = true;
   return defaults;
@@ -182,10 +207,10 @@ Result<OAuthFlow::Discovery> OAuthFlow::discover(const std::string& resourceMeta
   std::string issuer;
   if (out.resourceMetadata) {
     if (!resourceCovers(out.resourceMetadata->resource, serverUrl_)) {
-      return fail(ErrorCode::kRefused,
-                  server_ + " says it is the resource " +
-                      quoteForMessage(out.resourceMetadata->resource) + ", which is not " +
-                      displayUrl() + "; kaja does not sign in for another server's resource");
+      return fail(ErrorCode::kRefused, server_ + " says it is the resource " +
+                                           quoteForMessage(out.resourceMetadata->resource) +
+                                           ", which is not " + displayUrl() +
+                                           "; kaja does not sign in for another server's resource");
     }
     if (out.resourceMetadata->authorizationServers.empty()) {
       return fail(ErrorCode::kProtocol,
@@ -196,12 +221,20 @@ Result<OAuthFlow::Discovery> OAuthFlow::discover(const std::string& resourceMeta
   } else {
     // A 2025-03-26 server: it is its own authorization server, at its origin.
     out.resource = serverUrl_.text;
-    issuer = serverUrl_.origin();
+    issuer = originOf(serverUrl_);
+  }
+  // Its metadata says where codes and secrets go, so it too must come over https.
+  if (auto issuerUrl = net::parseUrl(issuer);
+      issuerUrl && issuerUrl->scheme != "https" && !isLoopbackUrl(*issuerUrl)) {
+    return fail(ErrorCode::kRefused,
+                "the authorization server " + quoteForMessage(issuer) +
+                    " is plain http; kaja signs in only over https (plain http only on this "
+                    "machine's loopback)");
   }
   auto server = fetchServerMetadata(issuer, !out.resourceMetadata);
   if (!server) return std::unexpected(server.error());
   out.server = std::move(*server);
-  if (!contains(out.server.codeChallengeMethods, "S256")) {
+  if (!lists(out.server.codeChallengeMethods, "S256")) {
     return fail(ErrorCode::kRefused, "the authorization server " + out.server.issuer +
                                          " does not offer PKCE with S256, which kaja requires "
                                          "to keep the code from being used by anyone else");
@@ -216,7 +249,10 @@ Result<OAuthFlow::Discovery> OAuthFlow::discover(const std::string& resourceMeta
   return out;
 }
 
-std::string OAuthFlow::displayUrl() const { return serverUrl_.origin() + serverUrl_.path; }
+std::string OAuthFlow::displayUrl() const {
+  // The URL as written, without a query that may hold a key.
+  return serverUrl_.text.substr(0, serverUrl_.text.find_first_of("?#"));
+}
 
 Result<OAuthFlow::Client> OAuthFlow::registerClient(const ServerMetadata& server,
                                                     const std::string& redirectUri) {
@@ -226,15 +262,13 @@ Result<OAuthFlow::Client> OAuthFlow::registerClient(const ServerMetadata& server
                     " registers no clients itself; register kaja there, then put its id in "
                     "the ability's mcp.toml as oauth = { clientId = \"…\" }");
   }
-  auto endpoint = checkEndpoint(server.registrationEndpoint, "registration_endpoint", server.issuer);
+  auto endpoint =
+      checkEndpoint(server.registrationEndpoint, "registration_endpoint", server.issuer);
   if (!endpoint) return std::unexpected(endpoint.error());
   const auto& methods = server.tokenEndpointAuthMethods;
-  std::string method = "none";
-  if (!methods.empty() && !contains(methods, "none")) {
-    method = contains(methods, "client_secret_basic") || !contains(methods, "client_secret_post")
-                 ? "client_secret_basic"
-                 : "client_secret_post";
-  }
+  // A public client where the server allows one (PKCE protects the code), else a secret.
+  const std::string method =
+      methods.empty() || lists(methods, "none") ? "none" : secretMethod(methods);
   Json body{{"client_name", settings_.clientName},
             {"redirect_uris", Json::array({redirectUri})},
             {"grant_types", Json::array({"authorization_code", "refresh_token"})},
@@ -251,8 +285,8 @@ Result<OAuthFlow::Client> OAuthFlow::registerClient(const ServerMetadata& server
   request.body = body.dump();
   auto reply = http_(std::move(request));
   if (!reply) {
-    return fail(reply.error().code, "cannot register kaja with " + server.issuer + ": " +
-                                        reply.error().message);
+    return fail(reply.error().code,
+                "cannot register kaja with " + server.issuer + ": " + reply.error().message);
   }
   if (reply->status != 200 && reply->status != 201) {
     return fail(ErrorCode::kRefused, "the authorization server " + server.issuer +
@@ -273,8 +307,10 @@ Result<OAuthFlow::Client> OAuthFlow::registerClient(const ServerMetadata& server
   const std::string granted = answer.value("token_endpoint_auth_method", Json("")).is_string()
                                   ? answer.value("token_endpoint_auth_method", std::string())
                                   : "";
-  client.method = !granted.empty() ? granted : (client.secret.empty() ? "none" : method);
-  if (client.method != "none" && client.secret.empty()) client.method = "none";
+  const bool known =
+      granted == "none" || granted == "client_secret_basic" || granted == "client_secret_post";
+  client.method = known ? granted : method;
+  if (client.secret.empty()) client.method = "none";
   return client;
 }
 
@@ -284,13 +320,7 @@ Result<OAuthFlow::Client> OAuthFlow::clientFor(const ServerMetadata& server,
   // Metadata Document, then dynamic registration.
   if (!settings_.clientId.empty()) {
     Client client{settings_.clientId, settings_.clientSecret, "none", redirectUri};
-    if (!client.secret.empty()) {
-      const auto& methods = server.tokenEndpointAuthMethods;
-      client.method = methods.empty() || contains(methods, "client_secret_basic") ||
-                              !contains(methods, "client_secret_post")
-                          ? "client_secret_basic"
-                          : "client_secret_post";
-    }
+    if (!client.secret.empty()) client.method = secretMethod(server.tokenEndpointAuthMethods);
     return client;
   }
   if (auto known = registered_.find(server.issuer);
@@ -316,11 +346,18 @@ Result<OAuthRecord> OAuthFlow::requestToken(const std::string& tokenEndpoint, co
   request.maxBodyBytes = kMaxMetadataBytes;
   request.headers = {{"Content-Type", "application/x-www-form-urlencoded"},
                      {"Accept", "application/json"}};
-  if (client.method == "client_secret_basic") {
+  if (client.method == "private_key_jwt") {
+    auto assertion = makeClientAssertion(settings_.privateKeyPem, settings_.signingAlgorithm,
+                                         client.id, client.audience);
+    if (!assertion) return std::unexpected(assertion.error());
+    form.emplace_back("client_id", client.id);
+    form.emplace_back("client_assertion_type",
+                      "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
+    form.emplace_back("client_assertion", *assertion);
+  } else if (client.method == "client_secret_basic") {
     // RFC 6749 §2.3.1: each part form-encoded before the two are joined.
-    request.headers.emplace_back(
-        "Authorization",
-        "Basic " + base64(percentEncode(client.id) + ":" + percentEncode(client.secret)));
+    request.headers.emplace_back("Authorization", "Basic " + base64(percentEncode(client.id) + ":" +
+                                                                    percentEncode(client.secret)));
   } else {
     form.emplace_back("client_id", client.id);
     if (client.method == "client_secret_post") form.emplace_back("client_secret", client.secret);
@@ -328,12 +365,12 @@ Result<OAuthRecord> OAuthFlow::requestToken(const std::string& tokenEndpoint, co
   request.body = encodeForm(form);
   auto reply = http_(std::move(request));
   if (!reply) {
-    return fail(reply.error().code, "cannot reach the token endpoint " + tokenEndpoint + ": " +
-                                        reply.error().message);
+    return fail(reply.error().code,
+                "cannot reach the token endpoint " + tokenEndpoint + ": " + reply.error().message);
   }
   if (reply->status != 200) {
-    return fail(ErrorCode::kRefused, "the token endpoint refused " + std::string(what) + ": " +
-                                         oauthError(*reply));
+    return fail(ErrorCode::kRefused,
+                "the token endpoint refused " + std::string(what) + ": " + oauthError(*reply));
   }
   Json answer = Json::parse(reply->body, nullptr, false);
   if (!answer.is_object()) {
@@ -384,7 +421,7 @@ Result<OAuthRecord> OAuthFlow::requestToken(const std::string& tokenEndpoint, co
   return record;
 }
 
-Result<OAuthRecord> OAuthFlow::signIn(long status, const std::string& challenge,
+Result<OAuthRecord> OAuthFlow::signIn(long /*status*/, const std::string& challenge,
                                       const std::optional<OAuthRecord>& previous) {
   const auto bearer = bearerChallenge(challenge).value_or(BearerChallenge{});
   auto found = discover(bearer.resourceMetadata);
@@ -394,9 +431,9 @@ Result<OAuthRecord> OAuthFlow::signIn(long status, const std::string& challenge,
   // (SEP-2352: credentials are bound to the server that issued them).
   if (previous && previous->issuer == server.issuer && !previous->clientId.empty() &&
       settings_.clientId.empty() && !registered_.contains(server.issuer)) {
-    registered_[server.issuer] = Client{previous->clientId, previous->clientSecret,
-                                        previous->authMethod.empty() ? "none" : previous->authMethod,
-                                        previous->redirectUri};
+    registered_[server.issuer] =
+        Client{previous->clientId, previous->clientSecret,
+               previous->authMethod.empty() ? "none" : previous->authMethod, previous->redirectUri};
   }
 
   // The scopes: what the challenge asks for, else what the resource supports, else none;
@@ -407,22 +444,25 @@ Result<OAuthRecord> OAuthFlow::signIn(long status, const std::string& challenge,
     for (const auto& scope : splitScopes(previous->scope)) scopes.push_back(scope);
   }
   for (const auto& scope : requested_) scopes.push_back(scope);
-  if (!scopes.empty() && contains(server.scopesSupported, "offline_access")) {
+  for (const auto& scope : settings_.extraScopes) scopes.push_back(scope);
+  if (!scopes.empty() && lists(server.scopesSupported, "offline_access")) {
     scopes.emplace_back("offline_access");
   }
   scopes = splitScopes(joinScopes(scopes));
-  (void)status;
+
+  if (settings_.clientCredentials) return clientCredentials(*found, scopes);
 
   // The redirect: on the port registered before when there is one, so the client's
   // registered redirect_uri still matches.
-  int port = 0;
+  int port = settings_.redirectPort;
   if (auto known = registered_.find(server.issuer); known != registered_.end()) {
     if (auto url = net::parseUrl(known->second.redirectUri); url && isLoopbackUrl(*url)) {
       port = url->port;
     }
   }
   auto listener = LoopbackRedirect::open(port);
-  if (!listener && port != 0) listener = LoopbackRedirect::open(0);
+  if (!listener && port != 0 && port != settings_.redirectPort)
+    listener = LoopbackRedirect::open(0);
   if (!listener) return std::unexpected(listener.error());
   auto client = clientFor(server, listener->redirectUri());
   if (!client) return std::unexpected(client.error());
@@ -467,13 +507,13 @@ Result<OAuthRecord> OAuthFlow::signIn(long status, const std::string& challenge,
                                            ", so it was refused; nothing was saved");
     }
   } else if (server.issParameterSupported) {
-    return fail(ErrorCode::kRefused,
-                "the sign-in's answer has no iss although " + server.issuer +
-                    " promises one, so it was refused; nothing was saved");
+    return fail(ErrorCode::kRefused, "the sign-in's answer has no iss although " + server.issuer +
+                                         " promises one, so it was refused; nothing was saved");
   }
   if (const auto error = param("error")) {
     std::string why = quoteServer(*error);
-    if (const auto description = param("error_description")) why += " (" + quoteServer(*description) + ")";
+    if (const auto description = param("error_description"))
+      why += " (" + quoteServer(*description) + ")";
     return fail(ErrorCode::kRefused, "the authorization server refused the sign-in: " + why);
   }
   const auto code = param("code");

@@ -38,6 +38,24 @@ struct ClientSettings {
   /// A Client ID Metadata Document URL, used as the client id where the authorization server
   /// supports them (`client_id_metadata_document_supported`) and no clientId is set.
   std::string clientMetadataUrl;
+  /// Scopes asked for on top of what the server asks for (the manifest's `oauth.scopes`).
+  std::vector<std::string> extraScopes;
+  /// Machine to machine (the client credentials grant, SEP-1046) instead of a person's
+  /// sign-in: the client authenticates with clientSecret (client_secret_basic) or, when
+  /// privateKeyPem is set, a JWT assertion signed with it (private_key_jwt).
+  bool clientCredentials = false;
+  std::string privateKeyPem;
+  std::string signingAlgorithm = "ES256";  ///< ES256 or RS256, for privateKeyPem
+  /// With clientCredentials: a JWT the workload was given (workload identity federation,
+  /// RFC 7523 §2.1), sent as the grant's assertion instead of the client's own credentials.
+  std::string jwtBearerAssertion;
+  /// With clientCredentials: an enterprise IdP's ID token to exchange at its token endpoint
+  /// for an identity assertion grant (SEP-990), with the client id kaja has at the IdP.
+  std::string idpIdToken;
+  std::string idpTokenEndpoint;
+  std::string idpClientId;
+  /// The loopback redirect's port; 0 lets the system pick one (RFC 8252 §7.3).
+  int redirectPort = 0;
   std::chrono::milliseconds fetchTimeout{30000};     ///< per request (T5)
   std::chrono::milliseconds approveTimeout{300000};  ///< for the person to approve (T5)
 };
@@ -66,6 +84,9 @@ class OAuthFlow {
   /// it, kProtocol for an answer kaja cannot use.
   Result<OAuthRecord> refresh(const OAuthRecord& record);
 
+  /// Returns true when a sign-in needs a person (a browser); false for client credentials.
+  [[nodiscard]] bool needsPerson() const { return !settings_.clientCredentials; }
+
   /// Returns how many authorization requests this flow has made.
   [[nodiscard]] int attempts() const { return attempts_; }
 
@@ -73,8 +94,9 @@ class OAuthFlow {
   struct Client {
     std::string id;
     std::string secret;
-    std::string method;  ///< client_secret_basic, client_secret_post or none
+    std::string method;  ///< client_secret_basic, client_secret_post, private_key_jwt or none
     std::string redirectUri;
+    std::string audience;  ///< the issuer, for a private_key_jwt assertion
   };
   struct Discovery {
     std::optional<ResourceMetadata> resourceMetadata;
@@ -91,6 +113,9 @@ class OAuthFlow {
                                    std::vector<std::pair<std::string, std::string>> form,
                                    const char* what);
   Result<net::HttpReply> get(const std::string& url);
+  Result<std::string> exchangeAtIdp(const Discovery& found);
+  Result<OAuthRecord> clientCredentials(const Discovery& found,
+                                        const std::vector<std::string>& scopes);
   [[nodiscard]] std::string displayUrl() const;
 
   net::Url serverUrl_;
@@ -98,7 +123,7 @@ class OAuthFlow {
   ClientSettings settings_;
   HttpSend http_;
   BrowserOpener opener_;
-  std::vector<std::string> requested_;         ///< every scope asked for so far
+  std::vector<std::string> requested_;        ///< every scope asked for so far
   std::map<std::string, Client> registered_;  ///< issuer -> client registered there
   int attempts_ = 0;
 };

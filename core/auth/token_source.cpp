@@ -2,9 +2,14 @@
 
 #include <ctime>
 
-#include "core/auth/www_authenticate.h"
+#include "core/net/www_authenticate.h"
 
 namespace kaja::core::auth {
+
+using net::bearerChallenge;
+using net::BearerChallenge;
+using net::joinScopes;
+using net::splitScopes;
 
 std::shared_ptr<TokenSource> TokenSource::make(OAuthFlow flow, std::optional<OAuthRecord> record,
                                                Options options) {
@@ -83,11 +88,16 @@ bool TokenSource::renew(long status, const std::string& challenge, std::uint64_t
   const auto bearer = bearerChallenge(challenge);
   const bool wantsScope = bearer && bearer->error == "insufficient_scope";
   if (status == 403 && !wantsScope) return false;  // refused for what no token changes
-  std::optional<Result<OAuthRecord>> renewed;
-  if (status == 401 && !wantsScope && current && !current->refreshToken.empty()) {
-    renewed = flow_.refresh(*current);
+  if (wantsScope && !options_.signInOnChallenge && flow_.needsPerson()) {
+    if (options_.onScopeWanted && !bearer->scope.empty()) options_.onScopeWanted(bearer->scope);
+    return false;
   }
-  if ((!renewed || !*renewed) && options_.signInOnChallenge && signIns_ < options_.maxSignIns) {
+  std::optional<Result<OAuthRecord>> renewed;
+  if (status == 401 && !wantsScope && current) {
+    renewed = options_.refresher ? options_.refresher(*current) : flow_.refresh(*current);
+  }
+  const bool maySignIn = options_.signInOnChallenge || !flow_.needsPerson();
+  if ((!renewed || !*renewed) && maySignIn && signIns_ < options_.maxSignIns) {
     ++signIns_;
     renewed = flow_.signIn(status, challenge, current);
   }

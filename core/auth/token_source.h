@@ -31,6 +31,14 @@ class TokenSource : public std::enable_shared_from_this<TokenSource> {
     int maxSignIns = 3;  ///< sign-ins over the source's life, so a server cannot loop it
     /// Called with every new record (to save it); on the thread that fetched it.
     std::function<void(const OAuthRecord&)> onNewTokens;
+    /// Called with the scopes a 403 `insufficient_scope` asked for when the source does not
+    /// sign in itself, so the next `kaja login` asks for them too.
+    std::function<void(const std::string& scopes)> onScopeWanted;
+    /// Gets new tokens in place of `current` when a request was refused with 401 (or the
+    /// token nears its expiry); by default the flow's refresh(). kaja's own re-reads the
+    /// secrets file first, under its lock, so tokens another kaja got meanwhile are used
+    /// rather than refreshed twice.
+    std::function<Result<OAuthRecord>(const OAuthRecord& current)> refresher;
     /// A token that expires within this is refreshed before it is sent again.
     std::chrono::seconds refreshMargin{60};
   };

@@ -41,6 +41,24 @@ struct AuthSpec {
   bool keyless = false;  ///< the server also works without a key
 };
 
+/// `oauth = { clientId = …, clientSecretEnv = …, scopes = […], clientMetadataUrl = … }`: how
+/// kaja signs in to a remote server that wants OAuth (T5). Every field is optional; without
+/// a clientId kaja uses a Client ID Metadata Document (clientMetadataUrl) or registers
+/// itself. The secret is named, never written here: the environment variable holding it.
+struct OAuthSpec {
+  /// "authorization_code" (a person signs in, the default) or "client_credentials" (kaja
+  /// gets tokens itself with the client's secret or private key, SEP-1046).
+  std::string grant = "authorization_code";
+  std::string clientId;
+  std::string clientSecretEnv;
+  /// For client_credentials with private_key_jwt: a PEM private key file (absolute or ~/)
+  /// and its algorithm, ES256 or RS256.
+  std::string privateKeyFile;
+  std::string signingAlgorithm = "ES256";
+  std::vector<std::string> scopes;  ///< asked for on top of what the server asks for
+  std::string clientMetadataUrl;
+};
+
 /// `package = { npm = …, pypi = …, docker = … }`: each is "name@version" (npm, pypi) or an
 /// image reference (docker). At least one is set when the table is present.
 struct PackageSpec {
@@ -70,6 +88,7 @@ struct Ability {
   Transport transport = Transport::kStdio;
   std::optional<std::string> url;
   std::optional<AuthSpec> auth;
+  std::optional<OAuthSpec> oauth;
   std::optional<std::vector<std::string>> tools;  ///< allow-list; unset means all tools
   ApprovalMode approval = ApprovalMode::kWrites;
   std::vector<ReadOnlyRule> readOnly;

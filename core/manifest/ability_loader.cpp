@@ -10,10 +10,11 @@
 namespace kaja::core {
 namespace {
 
-constexpr std::array<std::string_view, 21> kTopKeys = {"description",
+constexpr std::array<std::string_view, 22> kTopKeys = {"description",
                                                        "transport",
                                                        "url",
                                                        "auth",
+                                                       "oauth",
                                                        "tools",
                                                        "approval",
                                                        "readOnly",
@@ -63,6 +64,57 @@ Result<AuthSpec> readAuth(const FieldReader& top, const TomlValue& value) {
   }
   KAJA_READ(spec.prefix, auth.string("prefix"));
   KAJA_READ(spec.keyless, auth.boolean("keyless"));
+  return spec;
+}
+
+bool isFolderPath(std::string_view path);
+
+Result<OAuthSpec> readOAuth(const FieldReader& top, const TomlValue& value) {
+  if (value.type != TomlValue::Type::kTable) {
+    return std::unexpected(top.errorAt(
+        value, "oauth",
+        std::string("must be a table like { clientId = \"…\", clientSecretEnv = \"NAME\" }, "
+                    "not ") +
+            describeType(value.type) + "."));
+  }
+  FieldReader oauth(value, top.file(), "oauth");
+  if (auto ok = oauth.onlyKeys({"grant", "clientId", "clientSecretEnv", "privateKeyFile",
+                                "signingAlgorithm", "scopes", "clientMetadataUrl"});
+      !ok) {
+    return std::unexpected(ok.error());
+  }
+  OAuthSpec spec;
+  KAJA_READ(spec.grant, oauth.choice("grant", {"authorization_code", "client_credentials"}));
+  KAJA_READ(spec.privateKeyFile, oauth.string("privateKeyFile"));
+  KAJA_READ(spec.signingAlgorithm, oauth.choice("signingAlgorithm", {"ES256", "RS256"}));
+  KAJA_READ(spec.clientId, oauth.string("clientId"));
+  KAJA_READ(spec.clientSecretEnv, oauth.string("clientSecretEnv"));
+  KAJA_READ(spec.scopes, oauth.strings("scopes"));
+  KAJA_READ(spec.clientMetadataUrl, oauth.string("clientMetadataUrl"));
+  if (!spec.clientSecretEnv.empty() && spec.clientId.empty()) {
+    return std::unexpected(oauth.errorHere(
+        "has clientSecretEnv without clientId; the secret belongs to a client id."));
+  }
+  if (spec.grant == "client_credentials" &&
+      (spec.clientId.empty() || (spec.clientSecretEnv.empty() && spec.privateKeyFile.empty()))) {
+    return std::unexpected(oauth.errorHere(
+        "with grant = \"client_credentials\" needs clientId and either clientSecretEnv or "
+        "privateKeyFile."));
+  }
+  if (!spec.privateKeyFile.empty() && !isFolderPath(spec.privateKeyFile)) {
+    return std::unexpected(
+        oauth.errorHere("privateKeyFile must be an absolute path or one that starts with ~/."));
+  }
+  if (!spec.clientMetadataUrl.empty() && !spec.clientMetadataUrl.starts_with("https://")) {
+    return std::unexpected(oauth.errorHere(
+        "clientMetadataUrl must be an https URL: authorization servers fetch it from there."));
+  }
+  for (const auto& scope : spec.scopes) {
+    if (scope.empty() || scope.find_first_of(" \t\r\n\"\\") != std::string::npos) {
+      return std::unexpected(
+          oauth.errorHere("scopes must be single words without spaces or quotes."));
+    }
+  }
   return spec;
 }
 
@@ -213,6 +265,11 @@ Result<Ability> abilityFromToml(const TomlValue& root, const std::string& name,
     if (!spec) return std::unexpected(spec.error());
     ability.auth = std::move(*spec);
   }
+  if (const TomlValue* oauth = top.get("oauth")) {
+    auto spec = readOAuth(top, *oauth);
+    if (!spec) return std::unexpected(spec.error());
+    ability.oauth = std::move(*spec);
+  }
   KAJA_READ(ability.tools, top.strings("tools"));
 
   std::string approval = "writes";
@@ -313,6 +370,11 @@ Result<void> validate(const Ability& ability, const LineLookup& lineOf) {
       return error("command",
                    "\"command\" must not contain \"..\"; give a program name on PATH or an "
                    "absolute path.");
+    }
+    if (ability.oauth) {
+      return error("oauth",
+                   "\"oauth\" only applies to http and sse abilities; a stdio server takes a key "
+                   "with auth = { type = \"apiKey\", in = \"env\", … }.");
     }
     if (ability.auth && ability.auth->in == KeyPlacement::kHeader) {
       return error("auth",

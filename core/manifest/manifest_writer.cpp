@@ -224,6 +224,25 @@ std::string formatAbility(const Ability& ability) {
     if (ability.auth->keyless) put(auth, "keyless", boolValue(true));
     put(root, "auth", std::move(auth));
   }
+  if (ability.oauth) {
+    TomlValue oauth;
+    const OAuthSpec& spec = *ability.oauth;
+    if (spec.grant != "authorization_code") put(oauth, "grant", stringValue(spec.grant));
+    if (!spec.clientId.empty()) put(oauth, "clientId", stringValue(spec.clientId));
+    if (!spec.privateKeyFile.empty())
+      put(oauth, "privateKeyFile", stringValue(spec.privateKeyFile));
+    if (spec.signingAlgorithm != "ES256") {
+      put(oauth, "signingAlgorithm", stringValue(spec.signingAlgorithm));
+    }
+    if (!spec.clientSecretEnv.empty()) {
+      put(oauth, "clientSecretEnv", stringValue(spec.clientSecretEnv));
+    }
+    if (!spec.scopes.empty()) put(oauth, "scopes", stringArray(spec.scopes));
+    if (!spec.clientMetadataUrl.empty()) {
+      put(oauth, "clientMetadataUrl", stringValue(spec.clientMetadataUrl));
+    }
+    put(root, "oauth", std::move(oauth));
+  }
   if (ability.tools) put(root, "tools", stringArray(*ability.tools));
   if (ability.approval != ApprovalMode::kWrites) {
     put(root, "approval", stringValue(toString(ability.approval)));

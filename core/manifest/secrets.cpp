@@ -51,12 +51,18 @@ struct OAuthField {
   std::string OAuthRecord::*member;
 };
 constexpr OAuthField kOAuthFields[] = {
-    {"access_token", &OAuthRecord::accessToken},   {"token_type", &OAuthRecord::tokenType},
-    {"refresh_token", &OAuthRecord::refreshToken}, {"scope", &OAuthRecord::scope},
-    {"issuer", &OAuthRecord::issuer},              {"token_endpoint", &OAuthRecord::tokenEndpoint},
-    {"resource", &OAuthRecord::resource},          {"client_id", &OAuthRecord::clientId},
-    {"client_secret", &OAuthRecord::clientSecret}, {"auth_method", &OAuthRecord::authMethod},
-    {"redirect_uri", &OAuthRecord::redirectUri},   {"for", &OAuthRecord::forUrl},
+    {"access_token", &OAuthRecord::accessToken},
+    {"token_type", &OAuthRecord::tokenType},
+    {"refresh_token", &OAuthRecord::refreshToken},
+    {"scope", &OAuthRecord::scope},
+    {"issuer", &OAuthRecord::issuer},
+    {"token_endpoint", &OAuthRecord::tokenEndpoint},
+    {"resource", &OAuthRecord::resource},
+    {"client_id", &OAuthRecord::clientId},
+    {"client_secret", &OAuthRecord::clientSecret},
+    {"auth_method", &OAuthRecord::authMethod},
+    {"redirect_uri", &OAuthRecord::redirectUri},
+    {"for", &OAuthRecord::forUrl},
 };
 
 Result<OAuthRecord> readOAuth(const TomlValue& section, const std::string& file,
@@ -282,7 +288,8 @@ Result<void> Secrets::save(const std::string& file) const {
   root.fields.emplace_back("abilities", std::move(abilities));
   std::string text =
       "# kaja's API keys and sign-in tokens, one section per ability. Keep this file mode "
-      "0600.\n" + formatToml(root);
+      "0600.\n" +
+      formatToml(root);
   return writeFileAtomically(file, text, 0600);
 }
 

@@ -1,10 +1,10 @@
 #include "core/mcp/http_support.h"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 
-#include <algorithm>
-
 #include "core/mcp/json_rpc.h"
+#include "core/net/www_authenticate.h"
 
 namespace kaja::core::mcp {
 
@@ -26,17 +26,31 @@ std::string displayUrl(const net::Url& url) {
   return text + url.path;
 }
 
-Error httpStatusError(const std::string& who, const std::string& serverName,
-                      std::string_view method, const net::Url& url, long status,
-                      std::string_view body, std::string_view credentialsHint) {
+namespace {
+
+Error statusError(const std::string& who, const std::string& serverName, std::string_view method,
+                  const net::Url& url, long status, std::string_view body,
+                  std::string_view credentialsHint, std::string_view challenge) {
   const std::string code = "HTTP " + std::to_string(status);
   const std::string excerpt = clip(body, 160);
   const std::string quoted = excerpt.empty() ? "" : ": \"" + excerpt + "\"";
   if (status == 401 || status == 403) {
-    const std::string advice =
-        credentialsHint.empty()
-            ? "its key is missing or wrong; set it with `kaja key set " + serverName + "`"
-            : std::string(credentialsHint);
+    const auto bearer = net::bearerChallenge(challenge);
+    std::string advice;
+    if (!credentialsHint.empty()) {
+      advice = std::string(credentialsHint);
+    } else if (bearer && !bearer->resourceMetadata.empty()) {
+      // RFC 9728: a challenge that names resource metadata is an OAuth-protected resource.
+      advice = "it asks for an OAuth sign-in; run `kaja login " + serverName + "`";
+    } else {
+      advice = "its key is missing or wrong; set it with `kaja key set " + serverName + "`";
+    }
+    if (bearer && bearer->error == "insufficient_scope") {
+      advice = "the token lacks the scope " +
+               (bearer->scope.empty() ? std::string("it needs")
+                                      : "\"" + clip(bearer->scope, 80) + "\"") +
+               "; run `kaja login " + serverName + "` to sign in with it";
+    }
     return Error{ErrorCode::kConnect,
                  who + " refused kaja's credentials (" + code + "): " + advice + ".", serverName,
                  excerpt};
@@ -55,6 +69,17 @@ Error httpStatusError(const std::string& who, const std::string& serverName,
                who + " answered " + code + " to " + std::string(method) + " " + displayUrl(url) +
                    quoted + ".",
                serverName, std::string(body.substr(0, 4096))};
+}
+
+}  // namespace
+
+Error httpStatusError(const std::string& who, const std::string& serverName,
+                      std::string_view method, const net::Url& url, long status,
+                      std::string_view body, std::string_view credentialsHint,
+                      std::string_view challenge) {
+  Error error = statusError(who, serverName, method, url, status, body, credentialsHint, challenge);
+  error.httpStatus = status;
+  return error;
 }
 
 Result<net::Url> redirectTarget(const std::string& who, const std::string& serverName,
@@ -195,8 +220,7 @@ Error streamFormatError(const std::string& who, const std::string& serverName, c
 }
 
 bool wantsAuthorization(const RemotePlan& plan, long status, int retriesSoFar) {
-  return (status == 401 || status == 403) && plan.onAuthChallenge &&
-         retriesSoFar < kMaxAuthRetries;
+  return (status == 401 || status == 403) && plan.onAuthChallenge && retriesSoFar < kMaxAuthRetries;
 }
 
 void askAuthorization(boost::asio::io_context& io, const RemotePlan& plan,

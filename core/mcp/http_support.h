@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
-#include <functional>
-#include <memory>
 #include <chrono>
 #include <cstddef>
 #include <deque>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -72,9 +72,13 @@ std::string displayUrl(const net::Url& url);
 /// Returns the Error for an HTTP status that ends the connection: 401/403 name the key
 /// (`kaja key set NAME`, or `credentialsHint` when given), 404 the URL, 5xx the status and
 /// a short excerpt of `body`.
+/// A 401/403 whose `challenge` (WWW-Authenticate) asks for an OAuth sign-in (a Bearer
+/// challenge naming resource metadata) says to run `kaja login`, unless a hint is given.
+/// The Error's httpStatus is `status`.
 Error httpStatusError(const std::string& who, const std::string& serverName,
                       std::string_view method, const net::Url& url, long status,
-                      std::string_view body, std::string_view credentialsHint = {});
+                      std::string_view body, std::string_view credentialsHint = {},
+                      std::string_view challenge = {});
 
 /// Decides a redirect (U7): a same-origin 307/308 within `maxRedirects` returns the URL
 /// to repeat the request at; 301/302/303, another origin or too many redirects return an

@@ -351,10 +351,10 @@ void HttpTransport::failOnStatus(const Exchange& exchange) {
     fatal(sessionExpiredError("a new initialize got HTTP " + std::to_string(status)));
     return;
   }
-  Error error = httpStatusError(describe(), options_.serverName,
-                                methodOf(exchange.kind == Kind::kResume),
-                                exchange.probingSlash ? url_ : exchange.url, status, exchange.body,
-                                options_.credentialsHint);
+  Error error =
+      httpStatusError(describe(), options_.serverName, methodOf(exchange.kind == Kind::kResume),
+                      exchange.probingSlash ? url_ : exchange.url, status, exchange.body,
+                      options_.credentialsHint, exchange.head.header("www-authenticate"));
   if (exchange.kind != Kind::kPost ||
       !failRequestAlone(handlers_, exchange.message, status, error)) {
     fatal(std::move(error));

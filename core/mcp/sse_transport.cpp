@@ -236,7 +236,7 @@ void SseTransport::onDone(std::uint64_t key, Result<void> result) {
 void SseTransport::failOnStatus(const Exchange& exchange) {
   Error error = httpStatusError(describe(), options_.serverName, exchange.stream ? "GET" : "POST",
                                 exchange.url, exchange.head.status, exchange.body,
-                                options_.credentialsHint);
+                                options_.credentialsHint, exchange.head.header("www-authenticate"));
   if (exchange.stream ||
       !failRequestAlone(handlers_, exchange.message, exchange.head.status, error)) {
     fatal(std::move(error));

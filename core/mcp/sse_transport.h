@@ -62,7 +62,7 @@ class SseTransport final : public Transport, public std::enable_shared_from_this
     net::HttpHead head;
     bool streaming = false;
     std::string body;
-    bool reply = false;  // carries a Response to a request of the server's
+    bool reply = false;   // carries a Response to a request of the server's
     int authRetries = 0;  // sent again after new credentials (RemotePlan::onAuthChallenge)
   };
 

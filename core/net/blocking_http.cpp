@@ -14,7 +14,7 @@ std::string HttpReply::header(std::string_view name) const {
   return "";
 }
 
-Result<HttpReply> fetchBlocking(HttpRequest request, const AddressPolicy& policy) {
+Result<HttpReply> fetchBlocking(HttpRequest request, const AddressPolicy& policy, bool headOnly) {
   boost::asio::io_context io;
   HttpWorker worker(io, policy);
   const std::size_t limit = request.maxBodyBytes;
@@ -25,6 +25,10 @@ Result<HttpReply> fetchBlocking(HttpRequest request, const AddressPolicy& policy
   handlers.onHead = [&](const HttpHead& head) {
     reply.status = head.status;
     reply.headers = head.headers;
+    if (headOnly) {
+      worker.cancel(id);
+      done = Result<void>{};
+    }
   };
   handlers.onBody = [&](std::string_view chunk) {
     if (done) return;

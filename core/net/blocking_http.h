@@ -25,6 +25,9 @@ struct HttpReply {
 /// goes through the address guard with `policy`. A body over `request.maxBodyBytes` (event
 /// stream or not) fails with kProtocol; a failure below HTTP is the worker's Error. Blocks:
 /// call it off any io_context thread.
-Result<HttpReply> fetchBlocking(HttpRequest request, const AddressPolicy& policy);
+/// With `headOnly`, the request ends once the status and headers are in (the body, even an
+/// endless event stream, is not read).
+Result<HttpReply> fetchBlocking(HttpRequest request, const AddressPolicy& policy,
+                                bool headOnly = false);
 
 }  // namespace kaja::core::net

@@ -272,13 +272,13 @@ struct HttpWorker::Thread {
         continue;
       }
       if (transfer->tooLarge) {
-        finish(id,
-               fail(ErrorCode::kProtocol,
-                    "the response was larger than " +
-                        (transfer->request.maxBodyBytes >= 1024UL * 1024
-                             ? std::to_string(transfer->request.maxBodyBytes / (1024UL * 1024)) +
-                                   " MB"
-                             : std::to_string(transfer->request.maxBodyBytes / 1024) + " KB")));
+        finish(
+            id,
+            fail(ErrorCode::kProtocol,
+                 "the response was larger than " +
+                     (transfer->request.maxBodyBytes >= 1024UL * 1024
+                          ? std::to_string(transfer->request.maxBodyBytes / (1024UL * 1024)) + " MB"
+                          : std::to_string(transfer->request.maxBodyBytes / 1024) + " KB")));
         continue;
       }
       std::string reason = curl_easy_strerror(code);

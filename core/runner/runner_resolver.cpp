@@ -85,13 +85,15 @@ std::string installHint(const PackageSpec& package, const std::string& dockerWhy
   return out;
 }
 
-void resolveRemote(const Ability& ability, const std::optional<std::string>& key, Resolution& out) {
+void resolveRemote(const Ability& ability, const RunnerContext& context,
+                   const std::optional<std::string>& key, Resolution& out) {
   RemotePlan plan;
   plan.url = ability.url.value_or("");
   plan.sse = ability.transport == Transport::kSse;
   if (ability.auth && key) {
     plan.headers.emplace_back(ability.auth->name, ability.auth->prefix + *key);
   }
+  if (context.remoteAuth) context.remoteAuth(ability, plan);
   out.runner = RunnerKind::kRemote;
   out.remote = std::move(plan);
 }
@@ -263,7 +265,7 @@ Resolution resolveAbility(const Ability& ability, const RunnerContext& context,
     }
   }
   if (ability.isRemote()) {
-    resolveRemote(ability, key, out);
+    resolveRemote(ability, context, key, out);
   } else if (!resolveStdio(ability, context, key, out)) {
     return out;  // left out (the default state) or refused, as resolveStdio set it
   }

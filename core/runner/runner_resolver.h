@@ -62,6 +62,9 @@ struct RunnerContext {
   /// ability is kRefused. It is matched against the argv kaja would execute, not against
   /// the manifest (see resolveAbility).
   std::optional<StdioAllowList> stdioAllow;
+  /// When set, called with the plan of each remote ability (not one sent to a sandbox): puts
+  /// the ability's sign-in tokens on it (core/auth), for every request it makes.
+  std::function<void(const Ability&, RemotePlan&)> remoteAuth;
 
   /// Returns the context for this process: its PATH, the tools folders given, its env.
   static RunnerContext fromProcess(const std::vector<std::string>& toolDirs);

@@ -1,9 +1,9 @@
-#include "core/auth/www_authenticate.h"
+#include "core/net/www_authenticate.h"
 
 #include <algorithm>
 #include <cctype>
 
-namespace kaja::core::auth {
+namespace kaja::core::net {
 namespace {
 
 bool isTokenChar(char c) {
@@ -54,6 +54,26 @@ class Reader {
   std::string_view text_;
   std::size_t pos_ = 0;
 };
+
+bool isToken68Char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+         std::string_view("-._~+/").find(c) != std::string_view::npos;
+}
+
+// Skips a token68 (RFC 9110 §11.2: 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" )
+// *"=") at the cursor when one stands there alone, up to the comma or the end; otherwise
+// leaves the cursor where it was (parameters follow).
+void skipToken68(Reader& reader) {
+  const std::size_t start = reader.position();
+  std::size_t length = 0;
+  while (!reader.done() && isToken68Char(reader.peek())) {
+    reader.skip();
+    ++length;
+  }
+  while (length > 0 && reader.peek() == '=') reader.skip();
+  reader.skipSpace();
+  if (length == 0 || (!reader.done() && reader.peek() != ',')) reader.rewind(start);
+}
 
 // Reads `name=value` at the cursor into `challenge`; false (cursor unchanged) when what
 // follows is not a parameter, which starts the next challenge.
@@ -106,22 +126,7 @@ std::vector<Challenge> parseChallenges(std::string_view header) {
     challenge.scheme = lower(scheme);
     reader.skipSpace();
     // A token68 (`Basic dXNlcg==`) right after the scheme: kaja reads none, so skip it.
-    if (const std::size_t start = reader.position(); !reader.done()) {
-      Challenge probe;
-      bool probeBroken = false;
-      if (!readParam(reader, probe, probeBroken)) {
-        reader.rewind(start);
-        const std::size_t before = reader.position();
-        reader.token();
-        while (reader.peek() == '=') reader.skip();
-        reader.skipSpace();
-        if (reader.position() == before || (reader.peek() != ',' && !reader.done())) {
-          reader.rewind(start);
-        }
-      } else {
-        reader.rewind(start);
-      }
-    }
+    skipToken68(reader);
     // Parameters, comma-separated, until one that is not `name=` (the next scheme).
     while (!reader.done() && !broken) {
       reader.skipSpace();
@@ -169,4 +174,4 @@ std::string joinScopes(const std::vector<std::string>& scopes) {
   return out;
 }
 
-}  // namespace kaja::core::auth
+}  // namespace kaja::core::net

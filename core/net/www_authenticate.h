@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace kaja::core::auth {
+namespace kaja::core::net {
 
 /// One challenge of a WWW-Authenticate header (RFC 9110 §11.6.1): its scheme and its
 /// parameters. Names are lower case; values are unquoted, with quoted-pair escapes undone.
@@ -43,4 +43,4 @@ std::vector<std::string> splitScopes(std::string_view scopes);
 /// Returns `scopes` joined by single spaces.
 std::string joinScopes(const std::vector<std::string>& scopes);
 
-}  // namespace kaja::core::auth
+}  // namespace kaja::core::net
