@@ -166,7 +166,18 @@ int main(int argc, char** argv) {
     if (context.is_object()) {
       settings.clientId = context.value("client_id", "");
       settings.clientSecret = context.value("client_secret", "");
+      settings.privateKeyPem = context.value("private_key_pem", "");
+      settings.signingAlgorithm = context.value("signing_algorithm", "ES256");
     }
+    if (context.is_object()) {
+      settings.jwtBearerAssertion = context.value("valid_jwt", "");
+      settings.idpIdToken = context.value("idp_id_token", "");
+      settings.idpTokenEndpoint = context.value("idp_token_endpoint", "");
+      settings.idpClientId = context.value("idp_client_id", "");
+    }
+    settings.clientCredentials = scenario.starts_with("auth/client-credentials") ||
+                                 !settings.jwtBearerAssertion.empty() ||
+                                 !settings.idpIdToken.empty();
     kaja::core::auth::OAuthFlow flow(
         *serverUrl, "the conformance server", settings,
         kaja::core::auth::defaultHttp({.allowPrivate = true}),
