@@ -185,13 +185,13 @@ std::optional<core::Activation> plan(const marketplace::AbilityRecord& record,
 
 // A remote server that refused kaja with 401 or 403: asks it, without credentials, whether
 // it wants an OAuth sign-in or a key (T5), and says which command fixes it.
-void classifyRefusal(const core::Error& error, const core::Ability& ability, DoctorRow& row) {
+void classifyRefusal(const core::Error& error, const core::Ability& ability,
+                     std::chrono::milliseconds timeout, DoctorRow& row) {
   if (!ability.isRemote() || (error.httpStatus != 401 && error.httpStatus != 403)) return;
   auto url = core::net::parseUrl(ability.url.value_or(""));
   if (!url) return;
   auto probe = core::auth::preflight(*url, ability.transport == core::Transport::kSse,
-                                     core::net::AddressPolicy{.allowPrivate = true},
-                                     std::chrono::seconds(10));
+                                     core::auth::fetchPolicyFor(*url), timeout);
   if (!probe) return;
   if (probe->access == core::auth::Access::kOAuth) {
     row.access = "oauth";
@@ -208,7 +208,7 @@ void classifyRefusal(const core::Error& error, const core::Ability& ability, Doc
 }
 
 void fillFromReport(const core::ConnectReport& report, const core::Ability& ability,
-                    DoctorRow& row) {
+                    std::chrono::milliseconds timeout, DoctorRow& row) {
   row.ms = static_cast<long>(report.elapsed.count());
   row.cpuMs = static_cast<long>(report.cpu.count());
   row.stderrTail = report.stderrTail;
@@ -216,7 +216,7 @@ void fillFromReport(const core::ConnectReport& report, const core::Ability& abil
   if (report.error) {
     row.state = "failed";
     row.error = report.error->message;
-    classifyRefusal(*report.error, ability, row);
+    classifyRefusal(*report.error, ability, timeout, row);
     return;
   }
   row.state = "ok";
@@ -479,7 +479,8 @@ int runDoctor(std::span<const std::string> args) {
   if (progress && !activations.empty()) std::fprintf(stderr, "\r\033[K");
   for (size_t i = 0; i < reports.size(); ++i) {
     DoctorRow& row = rows[rowOf[i]];
-    fillFromReport(reports[i], activations[i].ability, row);
+    // The question "OAuth or a key?" gets the same time as a connect.
+    fillFromReport(reports[i], activations[i].ability, hostOptions.connectTimeout, row);
     if (reports[i].ok) costs.record(row.name, reports[i].cpu);
   }
   if (auto saved = costs.save(costsFile); !saved && options().verbose) {

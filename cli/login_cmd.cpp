@@ -121,11 +121,17 @@ int login(Context& context, const std::string& name, const ParsedArgs& args) {
   if (ability == nullptr) return exit;
   auto url = core::net::parseUrl(ability->url.value_or(""));
   if (!url) return reportError(url.error());
-  const core::net::AddressPolicy policy{.allowPrivate = true};
+  const core::net::AddressPolicy policy = core::auth::fetchPolicyFor(*url);
 
   std::fprintf(stderr, "kaja: asking %s what it needs…\n", url->origin().c_str());
   auto probe = core::auth::preflight(*url, ability->transport == core::Transport::kSse, policy);
-  if (!probe) return reportError(probe.error());
+  if (!probe) {
+    core::Error error = probe.error();
+    if (error.code != core::ErrorCode::kRefused) {
+      error.message = "cannot reach " + name + " at " + url->origin() + ": " + error.message;
+    }
+    return reportError(error);
+  }
   if (probe->access == core::auth::Access::kOpen && !ability->oauth) {
     printNote(name + " answered without a sign-in; there is nothing to log in to");
     return kExitOk;
@@ -200,6 +206,7 @@ int logout(Context& context, const std::string& name) {
 
 int status(const Context& context, bool asJson) {
   nlohmann::json out = nlohmann::json::array();
+  int shown = 0;
   for (const auto& record : context.catalog.abilities()) {
     if (!record.ability || !record.ability->isRemote()) continue;
     const auto stored = context.secrets.storedOAuth(record.name);
@@ -230,8 +237,15 @@ int status(const Context& context, bool asJson) {
               (stored->scope.empty() ? "" : ", scope " + stored->scope);
     }
     std::printf("%-24s %s\n", record.name.c_str(), oneLine(state).c_str());
+    ++shown;
   }
-  if (asJson) std::printf("%s\n", jsonText(out).c_str());
+  if (asJson) {
+    std::printf("%s\n", jsonText(out).c_str());
+  } else if (shown == 0) {
+    printNote(
+        "no remote ability is signed in or declares an oauth table; `kaja login NAME` "
+        "signs one in");
+  }
   return kExitOk;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "core/auth/preflight.h"
 #include "core/auth/token_source.h"
 #include "core/net/www_authenticate.h"
 #include "core/paths.h"
@@ -77,10 +78,10 @@ void attachTokens(const Ability& ability, const std::optional<OAuthRecord>& reco
   plan.credentialsHint = signInHint(ability);
   if (!url) return;
   auto settings = clientSettings(ability);
+  const net::AddressPolicy policy = fetchPolicyFor(*url);
   auto makeFlow = [&] {
     return OAuthFlow(*url, "ability " + ability.name, settings.value_or(ClientSettings{}),
-                     defaultHttp(net::AddressPolicy{.allowPrivate = true}),
-                     [](const std::string&) -> Result<void> {
+                     defaultHttp(policy), [](const std::string&) -> Result<void> {
                        return fail(ErrorCode::kRefused, "a sign-in needs `kaja login`");
                      });
   };

@@ -22,14 +22,8 @@ Result<std::string> OAuthFlow::exchangeAtIdp(const Discovery& found) {
   auto endpoint =
       checkEndpoint(settings_.idpTokenEndpoint, "token_endpoint", "the identity provider");
   if (!endpoint) return std::unexpected(endpoint.error());
-  net::HttpRequest request;
-  request.method = "POST";
-  request.url = endpoint->text;
-  request.timeout = settings_.fetchTimeout;
-  request.totalTimeout = settings_.fetchTimeout;
-  request.maxBodyBytes = kMaxMetadataBytes;
-  request.headers = {{"Content-Type", "application/x-www-form-urlencoded"},
-                     {"Accept", "application/json"}};
+  net::HttpRequest request =
+      this->request("POST", endpoint->text, "application/x-www-form-urlencoded");
   FormFields form{{"grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"},
                   {"subject_token", settings_.idpIdToken},
                   {"subject_token_type", "urn:ietf:params:oauth:token-type:id_token"},
@@ -96,6 +90,7 @@ Result<OAuthRecord> OAuthFlow::clientCredentials(const Discovery& found,
   if (record->scope.empty()) record->scope = joinScopes(scopes);
   record->issuer = found.server.issuer;
   record->resource = found.resource;
+  if (auto ok = checkStorable(*record); !ok) return std::unexpected(ok.error());
   return record;
 }
 

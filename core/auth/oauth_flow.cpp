@@ -10,6 +10,7 @@
 #include "core/auth/url_form.h"
 #include "core/net/www_authenticate.h"
 #include "core/util/quote.h"
+#include "core/util/unicode.h"
 
 namespace kaja::core::auth {
 
@@ -79,6 +80,31 @@ std::int64_t nowSeconds() { return static_cast<std::int64_t>(std::time(nullptr))
 
 }  // namespace
 
+Result<void> checkStorable(const OAuthRecord& record) {
+  const std::pair<const char*, const std::string*> fields[] = {
+      {"access token", &record.accessToken},
+      {"refresh token", &record.refreshToken},
+      {"scope", &record.scope},
+      {"issuer", &record.issuer},
+      {"token endpoint", &record.tokenEndpoint},
+      {"resource", &record.resource},
+      {"client id", &record.clientId},
+      {"client secret", &record.clientSecret},
+      {"token type", &record.tokenType}};
+  for (const auto& [name, text] : fields) {
+    const bool control = std::any_of(text->begin(), text->end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    });
+    if (text->size() > 16384 || control || !unicode::isValidUtf8(*text)) {
+      return fail(ErrorCode::kProtocol,
+                  std::string("the authorization server sent a ") + name +
+                      " kaja cannot store (control characters, bytes "
+                      "that are not UTF-8, or over 16 KB); nothing was saved");
+    }
+  }
+  return {};
+}
+
 HttpSend defaultHttp(net::AddressPolicy policy) {
   return
       [policy](net::HttpRequest request) { return net::fetchBlocking(std::move(request), policy); };
@@ -92,13 +118,21 @@ OAuthFlow::OAuthFlow(net::Url serverUrl, std::string server, ClientSettings sett
       http_(std::move(http)),
       opener_(std::move(opener)) {}
 
+net::HttpRequest OAuthFlow::request(const char* method, const std::string& url,
+                                    const char* contentType) const {
+  net::HttpRequest out;
+  out.method = method;
+  out.url = url;
+  out.timeout = settings_.fetchTimeout;
+  out.totalTimeout = settings_.fetchTimeout;
+  out.maxBodyBytes = kMaxMetadataBytes;
+  out.headers.emplace_back("Accept", "application/json");
+  if (contentType != nullptr) out.headers.emplace_back("Content-Type", contentType);
+  return out;
+}
+
 Result<net::HttpReply> OAuthFlow::get(const std::string& url) {
-  net::HttpRequest request;
-  request.url = url;
-  request.timeout = settings_.fetchTimeout;
-  request.totalTimeout = settings_.fetchTimeout;
-  request.maxBodyBytes = kMaxMetadataBytes;
-  request.headers.emplace_back("Accept", "application/json");
+  net::HttpRequest request = this->request("GET", url);
   auto reply = http_(std::move(request));
   if (!reply) {
     Error error = reply.error();
@@ -275,13 +309,7 @@ Result<OAuthFlow::Client> OAuthFlow::registerClient(const ServerMetadata& server
             {"response_types", Json::array({"code"})},
             {"token_endpoint_auth_method", method},
             {"application_type", "native"}};
-  net::HttpRequest request;
-  request.method = "POST";
-  request.url = endpoint->text;
-  request.timeout = settings_.fetchTimeout;
-  request.totalTimeout = settings_.fetchTimeout;
-  request.maxBodyBytes = kMaxMetadataBytes;
-  request.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}};
+  net::HttpRequest request = this->request("POST", endpoint->text, "application/json");
   request.body = body.dump();
   auto reply = http_(std::move(request));
   if (!reply) {
@@ -338,14 +366,8 @@ Result<OAuthFlow::Client> OAuthFlow::clientFor(const ServerMetadata& server,
 
 Result<OAuthRecord> OAuthFlow::requestToken(const std::string& tokenEndpoint, const Client& client,
                                             FormFields form, const char* what) {
-  net::HttpRequest request;
-  request.method = "POST";
-  request.url = tokenEndpoint;
-  request.timeout = settings_.fetchTimeout;
-  request.totalTimeout = settings_.fetchTimeout;
-  request.maxBodyBytes = kMaxMetadataBytes;
-  request.headers = {{"Content-Type", "application/x-www-form-urlencoded"},
-                     {"Accept", "application/json"}};
+  net::HttpRequest request =
+      this->request("POST", tokenEndpoint, "application/x-www-form-urlencoded");
   if (client.method == "private_key_jwt") {
     auto assertion = makeClientAssertion(settings_.privateKeyPem, settings_.signingAlgorithm,
                                          client.id, client.audience);
@@ -411,11 +433,13 @@ Result<OAuthRecord> OAuthFlow::requestToken(const std::string& tokenEndpoint, co
     record.expiresAt = nowSeconds() + static_cast<std::int64_t>(expires->get<double>());
   }
   if (const auto scope = answer.find("scope"); scope != answer.end() && scope->is_string()) {
-    record.scope = scope->get<std::string>();
+    record.scope = joinScopes(splitScopes(scope->get<std::string>()));
   }
   record.tokenEndpoint = tokenEndpoint;
   record.clientId = client.id;
-  record.clientSecret = client.secret;
+  // Only a secret the server issued is kept; one the user gives (oauth.clientSecretEnv)
+  // stays in the environment.
+  if (client.id != settings_.clientId) record.clientSecret = client.secret;
   record.authMethod = client.method;
   record.redirectUri = client.redirectUri;
   return record;
@@ -531,6 +555,7 @@ Result<OAuthRecord> OAuthFlow::signIn(long /*status*/, const std::string& challe
   if (record->scope.empty()) record->scope = joinScopes(scopes);
   record->issuer = server.issuer;
   record->resource = found->resource;
+  if (auto ok = checkStorable(*record); !ok) return std::unexpected(ok.error());
   return record;
 }
 
@@ -540,7 +565,9 @@ Result<OAuthRecord> OAuthFlow::refresh(const OAuthRecord& record) {
   }
   auto endpoint = checkEndpoint(record.tokenEndpoint, "token_endpoint", record.issuer);
   if (!endpoint) return std::unexpected(endpoint.error());
-  Client client{record.clientId, record.clientSecret,
+  // A client registered beforehand has its secret in the environment, never in the record.
+  const bool preRegistered = !settings_.clientId.empty() && record.clientId == settings_.clientId;
+  Client client{record.clientId, preRegistered ? settings_.clientSecret : record.clientSecret,
                 record.authMethod.empty() ? "none" : record.authMethod, record.redirectUri};
   FormFields form{{"grant_type", "refresh_token"}, {"refresh_token", record.refreshToken}};
   if (!record.resource.empty()) form.emplace_back("resource", record.resource);
@@ -551,6 +578,7 @@ Result<OAuthRecord> OAuthFlow::refresh(const OAuthRecord& record) {
   renewed->issuer = record.issuer;
   renewed->resource = record.resource;
   renewed->forUrl = record.forUrl;
+  if (auto ok = checkStorable(*renewed); !ok) return std::unexpected(ok.error());
   return renewed;
 }
 

@@ -25,6 +25,12 @@ using HttpSend = std::function<Result<net::HttpReply>(net::HttpRequest)>;
 /// loopback listener. An error ends the sign-in.
 using BrowserOpener = std::function<Result<void>(const std::string& url)>;
 
+/// Checks that every field of `record` (tokens, issuer, endpoints, client id) can be stored
+/// in the secrets file and read back: valid UTF-8 without control characters, at most
+/// 16 KB each. kProtocol naming the field (never its value) otherwise, so a server's odd
+/// answer can never leave a file kaja refuses to read.
+Result<void> checkStorable(const OAuthRecord& record);
+
 /// Returns an HttpSend that fetches with `policy`.
 HttpSend defaultHttp(net::AddressPolicy policy);
 
@@ -112,6 +118,9 @@ class OAuthFlow {
   Result<OAuthRecord> requestToken(const std::string& tokenEndpoint, const Client& client,
                                    std::vector<std::pair<std::string, std::string>> form,
                                    const char* what);
+  /// A request to an authorization server: its timeouts and size limit, JSON wanted back.
+  [[nodiscard]] net::HttpRequest request(const char* method, const std::string& url,
+                                         const char* contentType = nullptr) const;
   Result<net::HttpReply> get(const std::string& url);
   Result<std::string> exchangeAtIdp(const Discovery& found);
   Result<OAuthRecord> clientCredentials(const Discovery& found,

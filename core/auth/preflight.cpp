@@ -23,16 +23,19 @@ namespace {
 
 // True when the server publishes protected resource metadata at a well-known URL.
 bool publishesResourceMetadata(const net::Url& url, const net::AddressPolicy& policy,
-                               std::chrono::milliseconds timeout) {
+                               std::chrono::steady_clock::time_point deadline) {
   std::string path = url.path;
   while (path.ends_with('/')) path.pop_back();
   for (const std::string& candidate :
        {url.origin() + "/.well-known/oauth-protected-resource" + path,
         url.origin() + "/.well-known/oauth-protected-resource"}) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
     net::HttpRequest request;
     request.url = candidate;
-    request.timeout = timeout;
-    request.totalTimeout = timeout;
+    request.timeout = left;
+    request.totalTimeout = left;
     request.headers.emplace_back("Accept", "application/json");
     auto reply = net::fetchBlocking(std::move(request), policy, true);
     if (reply && reply->status == 200) return true;
@@ -42,8 +45,16 @@ bool publishesResourceMetadata(const net::Url& url, const net::AddressPolicy& po
 
 }  // namespace
 
+net::AddressPolicy fetchPolicyFor(const net::Url& server) {
+  if (server.host == "localhost") return {.allowPrivate = true};
+  auto pinned = net::resolveAndCheck(server.host, server.port, {.allowPrivate = true});
+  if (!pinned) return {.allowPrivate = false};
+  return {.allowPrivate = net::classify(pinned->address) != net::AddressClass::kPublic};
+}
+
 Result<Preflight> preflight(const net::Url& url, bool sse, const net::AddressPolicy& policy,
                             std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   net::HttpRequest request;
   request.url = url.text;
   request.timeout = timeout;
@@ -69,7 +80,7 @@ Result<Preflight> preflight(const net::Url& url, bool sse, const net::AddressPol
   } else if (reply->status == 401 || reply->status == 403) {
     const auto bearer = net::bearerChallenge(out.challenge);
     const bool oauth = (bearer && !bearer->resourceMetadata.empty()) ||
-                       publishesResourceMetadata(url, policy, timeout);
+                       publishesResourceMetadata(url, policy, deadline);
     out.access = oauth ? Access::kOAuth : Access::kKey;
   }
   return out;

@@ -27,10 +27,18 @@ struct Preflight {
   std::string challenge;  ///< its WWW-Authenticate value, if any
 };
 
+/// Returns the addresses a sign-in for the server at `server` may fetch from: private and
+/// loopback ones only when the server itself is on one (a literal address, localhost, or a
+/// name that resolves to one), so a server on the internet cannot point kaja's fetches
+/// (its resource metadata, its authorization server) into the user's own network.
+/// Link-local and metadata addresses are refused either way. Resolves the name: blocks.
+net::AddressPolicy fetchPolicyFor(const net::Url& server);
+
 /// POSTs an `initialize` to `url` without credentials (or GETs it, for a legacy SSE server)
 /// and classifies the answer: 2xx is kOpen; 401 or 403 is kOAuth when the Bearer challenge
 /// names resource metadata or the server publishes it at a well-known URL (RFC 9728), else
-/// kKey. Reads only the status and headers. Fails when the server cannot be reached.
+/// kKey. Reads only the status and headers; all of it takes at most `timeout`. Fails when
+/// the server cannot be reached.
 Result<Preflight> preflight(const net::Url& url, bool sse, const net::AddressPolicy& policy,
                             std::chrono::milliseconds timeout = std::chrono::seconds(15));
 

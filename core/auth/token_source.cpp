@@ -52,28 +52,23 @@ void TokenSource::startWorker(std::function<void()> job) {
                             done});
 }
 
-std::vector<std::pair<std::string, std::string>> TokenSource::headers() {
-  std::unique_lock lock(mutex_);
-  if (!record_ || record_->accessToken.empty()) return {};
-  std::vector<std::pair<std::string, std::string>> out{
-      {"Authorization", "Bearer " + record_->accessToken}};
+bool TokenSource::due() const {
   const auto now = static_cast<std::int64_t>(std::time(nullptr));
-  const bool due = record_->expiresAt != 0 && !record_->refreshToken.empty() &&
-                   record_->expiresAt - options_.refreshMargin.count() <= now;
-  if (due && !refreshing_) {
-    refreshing_ = true;
-    const std::uint64_t generation = generation_;
-    lock.unlock();
-    std::weak_ptr<TokenSource> weak = weak_from_this();
-    startWorker([weak, generation] {
-      auto self = weak.lock();
-      if (!self) return;
-      self->renew(401, "", generation);
-      std::lock_guard done(self->mutex_);
-      self->refreshing_ = false;
-    });
-  }
-  return out;
+  return record_ && record_->expiresAt != 0 && !record_->refreshToken.empty() &&
+         record_->expiresAt - options_.refreshMargin.count() <= now;
+}
+
+std::vector<std::pair<std::string, std::string>> TokenSource::current() const {
+  if (!record_ || record_->accessToken.empty()) return {};
+  return {{"Authorization", "Bearer " + record_->accessToken}};
+}
+
+std::vector<std::pair<std::string, std::string>> TokenSource::headers() {
+  // No refresh starts here: one still under way when a short-lived kaja exits could spend
+  // a rotated refresh token and save nothing. A token is refreshed when a connection starts
+  // (attach) and when the server refuses it; the request that met the 401 waits for it.
+  std::lock_guard lock(mutex_);
+  return current();
 }
 
 bool TokenSource::renew(long status, const std::string& challenge, std::uint64_t generation) {
@@ -137,7 +132,21 @@ void TokenSource::onChallenge(long status, const std::string& challenge,
 
 void TokenSource::attach(RemotePlan& plan) {
   std::shared_ptr<TokenSource> self = shared_from_this();
-  plan.headers = headers();
+  // A token already due is refreshed before the connection starts, on this thread: a
+  // refresh still under way when a short-lived kaja exits could spend a rotated refresh
+  // token and save nothing.
+  std::uint64_t generation = 0;
+  bool refreshNow = false;
+  {
+    std::lock_guard lock(mutex_);
+    refreshNow = due();
+    generation = generation_;
+  }
+  if (refreshNow) renew(401, "", generation);
+  {
+    std::lock_guard lock(mutex_);
+    plan.headers = current();
+  }
   plan.freshHeaders = [self] { return self->headers(); };
   plan.onAuthChallenge = [self](long status, const std::string& challenge,
                                 std::function<void(bool)> retry) {

@@ -39,7 +39,7 @@ class TokenSource : public std::enable_shared_from_this<TokenSource> {
     /// secrets file first, under its lock, so tokens another kaja got meanwhile are used
     /// rather than refreshed twice.
     std::function<Result<OAuthRecord>(const OAuthRecord& current)> refresher;
-    /// A token that expires within this is refreshed before it is sent again.
+    /// A token that expires within this is refreshed before a connection starts with it.
     std::chrono::seconds refreshMargin{60};
   };
 
@@ -51,8 +51,7 @@ class TokenSource : public std::enable_shared_from_this<TokenSource> {
   TokenSource(const TokenSource&) = delete;
   TokenSource& operator=(const TokenSource&) = delete;
 
-  /// Returns the Authorization header to send now, or none without a token. A token near
-  /// its expiry starts a refresh (the current one is still sent meanwhile).
+  /// Returns the Authorization header to send now, or none without a token.
   std::vector<std::pair<std::string, std::string>> headers();
 
   /// RemotePlan::onAuthChallenge: gets new tokens on the source's thread, then calls
@@ -60,7 +59,7 @@ class TokenSource : public std::enable_shared_from_this<TokenSource> {
   void onChallenge(long status, const std::string& challenge, std::function<void(bool)> retry);
 
   /// Sets `plan`'s freshHeaders and onAuthChallenge to this source (which they keep alive),
-  /// and its headers to the current ones.
+  /// and its headers to the current ones, refreshed first (blocking) when they are due.
   void attach(RemotePlan& plan);
 
   /// Returns the current record, if any.
@@ -74,6 +73,10 @@ class TokenSource : public std::enable_shared_from_this<TokenSource> {
   // On the worker: new tokens after a challenge seen at `generation`; true when there are.
   bool renew(long status, const std::string& challenge, std::uint64_t generation);
   void startWorker(std::function<void()> job);
+  // With mutex_ held: the record nears its expiry and can be refreshed.
+  [[nodiscard]] bool due() const;
+  // With mutex_ held: the Authorization header of the record, or none.
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> current() const;
 
   mutable std::mutex mutex_;  ///< guards record_, generation_, lastError_, jobs
   std::mutex flowMutex_;      ///< one fetch at a time
@@ -83,7 +86,6 @@ class TokenSource : public std::enable_shared_from_this<TokenSource> {
   std::string lastError_;
   Options options_;
   int signIns_ = 0;
-  bool refreshing_ = false;
   struct Worker {
     std::thread thread;
     std::shared_ptr<std::atomic<bool>> done;

@@ -136,9 +136,13 @@ Result<Secrets> Secrets::load(const std::string& file) {
       return std::unexpected(ok.error());
     }
     if (const TomlValue* oauth = reader.get("oauth"); oauth != nullptr) {
-      auto record = readOAuth(*oauth, file, where + ".oauth", name);
-      if (!record) return std::unexpected(record.error());
-      secrets.oauth_[name] = std::move(*record);
+      // Tokens that do not read are as good as none: the ability signs in again, and every
+      // other key and token in the file still works.
+      if (auto record = readOAuth(*oauth, file, where + ".oauth", name)) {
+        secrets.oauth_[name] = std::move(*record);
+      } else {
+        secrets.unreadableOAuth_.insert(name);
+      }
     }
     if (const TomlValue* target = reader.get("for"); target != nullptr) {
       if (target->type != TomlValue::Type::kString) {

@@ -79,6 +79,11 @@ class Secrets {
   void setOAuth(const std::string& ability, OAuthRecord record);
   /// Returns false when `ability` had no tokens.
   bool removeOAuth(const std::string& ability);
+  /// Returns true when the file held OAuth tokens for `ability` that did not read (a wrong
+  /// type, a control character): load() leaves them out, and save() drops them.
+  [[nodiscard]] bool oauthUnreadable(const std::string& ability) const {
+    return unreadableOAuth_.contains(ability);
+  }
   /// Returns the names of the abilities with OAuth tokens, sorted.
   [[nodiscard]] std::vector<std::string> signedIn() const;
   /// Locks `file` against other kaja processes, loads it afresh, applies `change` and saves
@@ -104,6 +109,7 @@ class Secrets {
   std::map<std::string, std::string> transient_;
   std::set<std::string> withheld_;
   std::map<std::string, OAuthRecord> oauth_;
+  std::set<std::string> unreadableOAuth_;
 };
 
 /// Returns what a key of `ability` reaches: its url for a remote ability, else the program

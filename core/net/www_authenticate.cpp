@@ -149,14 +149,27 @@ std::optional<BearerChallenge> bearerChallenge(std::string_view header) {
   return std::nullopt;
 }
 
+namespace {
+
+// RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ).
+bool isScopeToken(std::string_view scope) {
+  if (scope.empty() || scope.size() > 256) return false;
+  return std::all_of(scope.begin(), scope.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte >= 0x21 && byte <= 0x7E && c != '"' && c != '\\';
+  });
+}
+
+}  // namespace
+
 std::vector<std::string> splitScopes(std::string_view scopes) {
   std::vector<std::string> out;
   std::size_t pos = 0;
-  while (pos < scopes.size()) {
+  while (pos < scopes.size() && out.size() < kMaxScopes) {
     const std::size_t end = scopes.find(' ', pos);
     const std::string_view scope =
         scopes.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
-    if (!scope.empty() && std::find(out.begin(), out.end(), scope) == out.end()) {
+    if (isScopeToken(scope) && std::find(out.begin(), out.end(), scope) == out.end()) {
       out.emplace_back(scope);
     }
     if (end == std::string_view::npos) break;

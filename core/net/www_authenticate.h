@@ -37,7 +37,13 @@ struct BearerChallenge {
 /// Returns the first Bearer challenge of `header`, or nullopt when it has none.
 std::optional<BearerChallenge> bearerChallenge(std::string_view header);
 
-/// Splits a space-separated scope string into its scopes, dropping empty ones and repeats.
+/// The most scopes splitScopes() keeps.
+inline constexpr std::size_t kMaxScopes = 64;
+
+/// Splits a space-separated scope string into its scopes, dropping empty ones, repeats and
+/// any that is not an RFC 6749 scope-token (1 to 256 visible ASCII characters but '"' and
+/// '\\': no control character, tab, quote or non-ASCII byte a server could slip in), and
+/// keeping at most kMaxScopes.
 std::vector<std::string> splitScopes(std::string_view scopes);
 
 /// Returns `scopes` joined by single spaces.

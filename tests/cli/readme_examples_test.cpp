@@ -76,6 +76,10 @@ std::vector<Example> examples() {
       {"kaja key set context7", 0, "saved the key for context7", "ctx7-example-key\n"},
       {"kaja key rm context7", 0, "removed the key for context7"},
       {"kaja key list", 0, "context7"},
+      // No DNS here: the server cannot be asked what it wants.
+      {"kaja login context7", 4, "cannot reach context7"},
+      {"kaja login --status", 0, "no remote ability is signed in"},
+      {"kaja logout context7", 0, "no sign-in was stored for context7"},
       {"head -c 32 /dev/urandom > worker.key && chmod 600 worker.key"},
       {"kaja sandbox serve --listen 127.0.0.1:8080 --key-file worker.key", 0, "", "", 8080},
       {"kaja sandbox token alice --key-file worker.key", 0, "kj1_"},

@@ -349,5 +349,60 @@ TEST(OAuthFlowTokenTest, RefreshWithClientSecretPost) {
   EXPECT_EQ(tokens[0].header("Authorization"), "");
 }
 
+// Regression: a scope with a control character, a tab or a byte that is not UTF-8 made kaja
+// write a secrets file it then refused to read, which stopped every kaja command.
+TEST(OAuthFlowTokenTest, HostileScopesNeverReachTheRecord) {
+  // As a server writes them: JSON escapes for control characters, and one raw byte that is
+  // not UTF-8.
+  for (const std::string& scope :
+       std::vector<std::string>{R"(read\u001b[31mRED\nfoo)", R"(read\tadmin)", R"(read\u007fadmin)",
+                                std::string("read \xe9x"), R"(read \"quoted\" back\\slash)"}) {
+    FakeAuthServer server;
+    auto record = signInWithToken(
+        server,
+        net::HttpReply{
+            200, {}, R"({"access_token":"at-1","token_type":"Bearer","scope":")" + scope + "\"}"});
+    if (!record) {
+      // Text that is not JSON is refused as a whole answer.
+      EXPECT_EQ(record.error().code, ErrorCode::kProtocol) << scope;
+      continue;
+    }
+    EXPECT_TRUE(checkStorable(*record).has_value()) << scope;
+    for (const char c : record->scope) {
+      EXPECT_TRUE((c >= 0x21 && c <= 0x7e && c != '"' && c != '\\') || c == ' ')
+          << "scope " << record->scope << " from " << scope;
+    }
+  }
+}
+
+// Regression: a secret given through oauth.clientSecretEnv was written to the secrets file.
+TEST(OAuthFlowTokenTest, ASecretFromTheEnvironmentIsNeverStoredButStillRefreshes) {
+  FakeAuthServer server;
+  server.metadata["token_endpoint_auth_methods_supported"] = Json::array({"client_secret_basic"});
+  FakeBrowser browser;
+  ClientSettings settings = fastSettings();
+  settings.clientId = "pre-registered";
+  settings.clientSecret = "ENV-SECRET-42";
+  auto flow = makeFlow(server, browser, settings);
+  auto record = flow.signIn(401, "");
+  browser.join();
+  ASSERT_TRUE(record.has_value()) << record.error().message;
+  EXPECT_EQ(record->clientId, "pre-registered");
+  EXPECT_TRUE(record->clientSecret.empty()) << "the environment's secret went into the record";
+  auto renewed = flow.refresh(*record);
+  ASSERT_TRUE(renewed.has_value()) << renewed.error().message;
+  EXPECT_TRUE(renewed->clientSecret.empty());
+  const auto requests = server.tokenRequests();
+  ASSERT_EQ(requests.size(), 2U);
+  // Both the code and the refresh were sent with the environment's secret (Basic auth).
+  for (const auto& request : requests) {
+    bool basic = false;
+    for (const auto& [name, value] : request.headers) {
+      basic = basic || (name == "Authorization" && value.starts_with("Basic "));
+    }
+    EXPECT_TRUE(basic) << request.body;
+  }
+}
+
 }  // namespace
 }  // namespace kaja::core::auth

@@ -250,25 +250,28 @@ TEST(TokenSourceTest, RefusedRefreshFallsBackToOneSignIn) {
   EXPECT_EQ(h.source->lastError(), "the token endpoint refused the sign-in's code: invalid_grant");
 }
 
-TEST(TokenSourceTest, NearExpiryStartsOneBackgroundRefresh) {
+// A token near its expiry is refreshed once, before the connection starts (attach), and
+// the plan starts with the new one; sending headers never starts a refresh of its own, which
+// a short-lived kaja could leave half done (a rotated refresh token spent, nothing saved).
+TEST(TokenSourceTest, NearExpiryIsRefreshedOnceWhenTheConnectionStarts) {
   Harness h;
   h.server.token = jsonReply(200, {{"access_token", "new-access"}, {"expires_in", 3600}});
   OAuthRecord record = signedInRecord();
   record.expiresAt = static_cast<std::int64_t>(std::time(nullptr)) + 10;  // within the margin
   h.start(record);
   for (int i = 0; i < 20; ++i) {
-    auto headers = h.source->headers();
-    ASSERT_EQ(headers.size(), 1u);
-    EXPECT_THAT(headers[0].second, ::testing::AnyOf("Bearer old-access", "Bearer new-access"));
+    EXPECT_EQ(h.source->headers(), (Headers{{"Authorization", "Bearer old-access"}}));
   }
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (h.source->record()->accessToken != "new-access" &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(10ms);
-  }
-  EXPECT_EQ(h.source->record()->accessToken, "new-access");
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(refreshRequests(h.server), 0u) << "headers() started a refresh";
+  RemotePlan plan;
+  h.source->attach(plan);
   EXPECT_EQ(refreshRequests(h.server), 1u);
-  EXPECT_EQ(h.source->headers(), (Headers{{"Authorization", "Bearer new-access"}}));
+  EXPECT_EQ(plan.headers, (Headers{{"Authorization", "Bearer new-access"}}));
+  ASSERT_TRUE(plan.freshHeaders);
+  EXPECT_EQ(plan.freshHeaders(), (Headers{{"Authorization", "Bearer new-access"}}));
+  RemotePlan again;
+  h.source->attach(again);
   EXPECT_EQ(refreshRequests(h.server), 1u) << "the new token is not due";
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/manifest/secrets.h"
+#include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
 namespace kaja::core {
@@ -145,7 +146,10 @@ TEST(SecretsOAuthTest, RecordWithoutForIsNotSentToARemoteServer) {
   EXPECT_FALSE(loaded->oauth(remote("linear", kUrl)).has_value());
 }
 
-TEST(SecretsOAuthTest, ControlCharacterInAStoredFieldIsRefusedWithoutShowingIt) {
+// Tokens that do not read are left out, never sent, and never shown; the rest of the file
+// (here the same ability's API key) still works, so one server's odd answer cannot lock the
+// user out of every other ability.
+TEST(SecretsOAuthTest, ControlCharacterInAStoredFieldDropsOnlyThoseTokens) {
   for (const char* field : {"access_token", "refresh_token", "client_secret", "token_type",
                             "client_id", "issuer", "for"}) {
     for (const char* bad :
@@ -157,50 +161,37 @@ TEST(SecretsOAuthTest, ControlCharacterInAStoredFieldIsRefusedWithoutShowingIt) 
                                         "[abilities.linear.oauth]\n" + field + " = \"" + secret +
                                         bad + "tail\"\n");
       auto loaded = Secrets::load(file);
-      ASSERT_FALSE(loaded.has_value()) << field << " " << bad;
-      const Error& error = loaded.error();
-      EXPECT_EQ(error.code, ErrorCode::kInvalidConfig) << field << " " << bad;
-      EXPECT_EQ(error.message,
-                "the OAuth tokens of ability \"linear\" hold a control character; sign in again "
-                "with `kaja login linear`")
-          << field << " " << bad;
-      EXPECT_EQ(error.context, file + ":5") << field << " " << bad;
-      for (const std::string& text : {error.message, error.context, error.detail}) {
-        EXPECT_THAT(text, Not(HasSubstr("SECRET"))) << field << " " << bad;
-        EXPECT_THAT(text, Not(HasSubstr("tail"))) << field << " " << bad;
-      }
+      ASSERT_TRUE(loaded.has_value()) << field << " " << bad << ": " << loaded.error().message;
+      EXPECT_FALSE(loaded->storedOAuth("linear").has_value()) << field << " " << bad;
+      EXPECT_TRUE(loaded->oauthUnreadable("linear")) << field << " " << bad;
+      EXPECT_EQ(loaded->key("linear"), "k") << field << " " << bad;
+      // Saved again, the unreadable tokens are gone and the key stays.
+      ASSERT_TRUE(loaded->save(file).has_value());
+      const std::string text = kaja::testing::readFile(file);
+      EXPECT_THAT(text, Not(HasSubstr("SECRET"))) << field << " " << bad;
+      EXPECT_THAT(text, HasSubstr("api_key = \"k\"")) << field << " " << bad;
     }
   }
 }
 
-TEST(SecretsOAuthTest, WrongTypesAndUnknownKeysDoNotShowTheValue) {
+TEST(SecretsOAuthTest, WrongTypesAndUnknownKeysDropOnlyThoseTokens) {
   for (const std::string& body : {
            std::string("access_token = 987654321\n"),
            std::string("access_token = [\"SECRET-in-array\"]\n"),
            std::string("expires_at = \"SECRET-not-a-number\"\n"),
            std::string("acess_token = \"SECRET-misspelt\"\n"),
            std::string("access_token = { v = \"SECRET-inline\" }\n"),
+           std::string("SECRET-flat"),
        }) {
     kaja::testing::TempDir dir;
-    const std::string file = dir.write("secrets.toml", "[abilities.linear.oauth]\n" + body);
+    const std::string text = body == "SECRET-flat" ? "[abilities.linear]\noauth = \"SECRET-flat\"\n"
+                                                   : "[abilities.linear.oauth]\n" + body;
+    const std::string file = dir.write("secrets.toml", text);
     auto loaded = Secrets::load(file);
-    ASSERT_FALSE(loaded.has_value()) << body;
-    EXPECT_EQ(loaded.error().code, ErrorCode::kInvalidConfig) << body;
-    EXPECT_THAT(loaded.error().message, HasSubstr("abilities.linear.oauth.")) << body;
-    for (const std::string& text :
-         {loaded.error().message, loaded.error().context, loaded.error().detail}) {
-      EXPECT_THAT(text, Not(HasSubstr("SECRET"))) << body;
-      EXPECT_THAT(text, Not(HasSubstr("987654321"))) << body;
-    }
+    ASSERT_TRUE(loaded.has_value()) << body << ": " << loaded.error().message;
+    EXPECT_FALSE(loaded->storedOAuth("linear").has_value()) << body;
+    EXPECT_TRUE(loaded->oauthUnreadable("linear")) << body;
   }
-  // The oauth value itself not a section.
-  kaja::testing::TempDir dir;
-  const std::string file =
-      dir.write("secrets.toml", "[abilities.linear]\noauth = \"SECRET-flat\"\n");
-  auto loaded = Secrets::load(file);
-  ASSERT_FALSE(loaded.has_value());
-  EXPECT_THAT(loaded.error().message, HasSubstr("must be a section"));
-  EXPECT_THAT(loaded.error().describe(), Not(HasSubstr("SECRET")));
 }
 
 TEST(SecretsOAuthTest, BrokenTomlNeverQuotesTheToken) {
