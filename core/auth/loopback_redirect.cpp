@@ -22,6 +22,11 @@ using tcp = asio::ip::tcp;
 
 constexpr std::size_t kMaxConnections = 32;
 
+constexpr const char* kNotThisPage =
+    "<!doctype html><meta charset=utf-8><title>kaja</title>"
+    "<p>This is not the answer of the sign-in kaja is waiting for (another state), so kaja "
+    "did not take it.</p>";
+
 constexpr const char* kDonePage =
     "<!doctype html><meta charset=utf-8><title>kaja</title>"
     "<p>kaja has the answer of the sign-in. You may close this tab and go back to the "
@@ -64,8 +69,8 @@ std::string LoopbackRedirect::redirectUri() const {
   return "http://127.0.0.1:" + std::to_string(impl_->port) + "/callback";
 }
 
-Result<std::map<std::string, std::string>> LoopbackRedirect::wait(
-    std::chrono::milliseconds timeout) {
+Result<std::map<std::string, std::string>> LoopbackRedirect::wait(std::chrono::milliseconds timeout,
+                                                                  const Accept& accept) {
   Impl& impl = *impl_;
   if (impl.waited) return fail(ErrorCode::kInternal, "a sign-in's redirect is waited for once");
   impl.waited = true;
@@ -76,6 +81,7 @@ Result<std::map<std::string, std::string>> LoopbackRedirect::wait(
   // redirect waiting.
   std::vector<std::weak_ptr<beast::tcp_stream>> open;
   bool closing = false;
+  int refused = 0;
   std::function<void()> acceptNext = [&] {
     impl.acceptor.async_accept([&](boost::system::error_code ec, tcp::socket socket) {
       if (ec || closing) return;
@@ -103,15 +109,24 @@ Result<std::map<std::string, std::string>> LoopbackRedirect::wait(
             response->set(http::field::content_type, "text/html; charset=utf-8");
             response->set(http::field::cache_control, "no-store");
             response->set(http::field::connection, "close");
-            const bool done = path == "/callback" && request.method() == http::verb::get;
-            response->result(done ? http::status::ok : http::status::not_found);
-            response->body() = done ? kDonePage : "not found";
-            response->prepare_payload();
-            if (done) {
-              answer =
+            const bool callback = path == "/callback" && request.method() == http::verb::get;
+            bool done = false;
+            if (callback) {
+              auto query =
                   parseQuery(mark == std::string::npos ? std::string_view()
                                                        : std::string_view(target).substr(mark + 1));
+              done = !accept || accept(query);
+              if (done) {
+                answer = std::move(query);
+              } else {
+                ++refused;
+              }
             }
+            response->result(done       ? http::status::ok
+                             : callback ? http::status::bad_request
+                                        : http::status::not_found);
+            response->body() = done ? kDonePage : callback ? kNotThisPage : "not found";
+            response->prepare_payload();
             http::async_write(*stream, *response,
                               [stream, response](boost::system::error_code, std::size_t) {
                                 beast::error_code ignored;
@@ -136,6 +151,11 @@ Result<std::map<std::string, std::string>> LoopbackRedirect::wait(
   }
   impl.io.restart();
   impl.io.run_for(std::chrono::seconds(1));
+  if (!answer && refused > 0) {
+    return fail(ErrorCode::kRefused,
+                "the sign-in's answer carried another state than kaja sent, so it may be "
+                "someone else's; nothing was saved, run the command again");
+  }
   if (!answer) {
     return fail(ErrorCode::kTimeout,
                 "no answer reached " + redirectUri() + " within " +

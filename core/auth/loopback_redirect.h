@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,10 +26,16 @@ class LoopbackRedirect {
   /// Returns "http://127.0.0.1:PORT/callback".
   [[nodiscard]] std::string redirectUri() const;
 
-  /// Waits up to `timeout` for the request to /callback and returns its query parameters.
-  /// The browser is shown a page saying it may be closed. kTimeout when no such request
-  /// came in time. Call it once.
-  Result<std::map<std::string, std::string>> wait(std::chrono::milliseconds timeout);
+  /// Whether an answer to /callback is the one waited for (its `state` is kaja's).
+  using Accept = std::function<bool(const std::map<std::string, std::string>& query)>;
+
+  /// Waits up to `timeout` for a request to /callback that `accept` takes and returns its
+  /// query parameters; the browser is shown a page saying it may be closed. An answer it
+  /// does not take (a forged one from another local process, a stale tab) gets 400 and the
+  /// wait goes on. kTimeout when no answer came in time; kRefused when only answers it did
+  /// not take came. Call it once.
+  Result<std::map<std::string, std::string>> wait(std::chrono::milliseconds timeout,
+                                                  const Accept& accept = {});
 
  private:
   struct Impl;

@@ -509,7 +509,12 @@ Result<OAuthRecord> OAuthFlow::signIn(long /*status*/, const std::string& challe
   ++attempts_;
   requested_ = scopes;
   if (auto shown = opener_(authorizeUrl); !shown) return std::unexpected(shown.error());
-  auto answer = listener->wait(settings_.approveTimeout);
+  // Only the answer to this request counts; a forged one (another local process reaching
+  // the port first) is turned away and the wait goes on.
+  auto answer = listener->wait(settings_.approveTimeout, [&](const auto& query) {
+    const auto it = query.find("state");
+    return it != query.end() && constantTimeEquals(it->second, *state);
+  });
   if (!answer) return std::unexpected(answer.error());
 
   const auto param = [&](const char* name) {

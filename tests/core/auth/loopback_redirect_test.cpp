@@ -233,5 +233,37 @@ TEST(LoopbackRedirectTest, SilentPreconnectDoesNotHoldBackTheRealRedirect) {
   EXPECT_EQ(answer->at("code"), "real");
 }
 
+// A forged answer (another local process reaching the port first) is turned away with 400
+// and the wait goes on to the real one; only forged ones make the wait a refusal.
+TEST(LoopbackRedirectTest, AnAnswerItDoesNotTakeIsTurnedAwayAndTheWaitGoesOn) {
+  auto listener = LoopbackRedirect::open();
+  ASSERT_TRUE(listener.has_value());
+  const std::string base = listener->redirectUri();
+  long forgedStatus = 0;
+  std::thread browser([&] {
+    auto forged = send(base + "?code=evil&state=forged");
+    if (forged) forgedStatus = forged->status;
+    (void)send(base + "?code=real&state=right");
+  });
+  auto answer = listener->wait(std::chrono::seconds(5), [](const auto& query) {
+    const auto it = query.find("state");
+    return it != query.end() && it->second == "right";
+  });
+  browser.join();
+  ASSERT_TRUE(answer.has_value()) << answer.error().message;
+  EXPECT_EQ(answer->at("code"), "real");
+  EXPECT_EQ(forgedStatus, 400);
+
+  auto only = LoopbackRedirect::open();
+  ASSERT_TRUE(only.has_value());
+  std::thread forger([&] { (void)send(only->redirectUri() + "?code=evil&state=forged"); });
+  auto refused = only->wait(std::chrono::milliseconds(800),
+                            [](const auto& query) { return query.count("state") == 0; });
+  forger.join();
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::kRefused);
+  EXPECT_THAT(refused.error().message, ::testing::HasSubstr("another state"));
+}
+
 }  // namespace
 }  // namespace kaja::core::auth

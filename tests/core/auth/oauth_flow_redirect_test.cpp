@@ -19,8 +19,9 @@ using Query = std::map<std::string, std::string>;
 
 // Signs in with a browser that answers `answer(query)`; returns the error, checked to hold
 // no secret, and checks that no code reached the token endpoint.
-Error redirectRefused(FakeAuthServer& server, FakeBrowser& browser) {
-  auto flow = makeFlow(server, browser);
+Error redirectRefused(FakeAuthServer& server, FakeBrowser& browser,
+                      ClientSettings settings = fastSettings()) {
+  auto flow = makeFlow(server, browser, std::move(settings));
   auto record = flow.signIn(401, "");
   browser.join();
   EXPECT_FALSE(record.has_value()) << "signed in although it should not have";
@@ -80,7 +81,11 @@ TEST(OAuthFlowRedirectTest, WrongStateIsRefused) {
     FakeAuthServer server;
     FakeBrowser browser;
     browser.answer = [&](const Query& query) { return std::optional(answers[i](query)); };
-    Error error = redirectRefused(server, browser);
+    // An answer with another state is turned away and the wait goes on, so the sign-in ends
+    // when the person's time runs out.
+    ClientSettings settings = fastSettings();
+    settings.approveTimeout = std::chrono::milliseconds(700);
+    Error error = redirectRefused(server, browser, settings);
     EXPECT_EQ(error.code, ErrorCode::kRefused) << i;
     EXPECT_EQ(error.message,
               "the sign-in's answer carried another state than kaja sent, so it may be someone "
