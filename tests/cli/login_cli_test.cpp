@@ -188,6 +188,7 @@ TEST_F(LoginCliTest, TheAddressGuardCoversEveryOAuthFetch) {
           "https://169.254.169.254 > " +
           root_.path() +
           "/server.out &\n"
+          "server=$!\n"
           "for i in $(seq 100); do grep -q PORT " +
           root_.path() +
           "/server.out && break; sleep 0.1; done\n"
@@ -203,7 +204,8 @@ TEST_F(LoginCliTest, TheAddressGuardCoversEveryOAuthFetch) {
           "'" +
           std::string(kaja::test::binDir()) +
           "/kaja' login --no-browser remote\n"
-          "status=$?\nkill %1\nexit $status\n");
+          // Ended and reaped here: nothing of the test outlives it.
+          "status=$?\nkill $server\nwait $server\nexit $status\n");
   auto result = runCommand({"/usr/bin/unshare", "-n", "/bin/sh", root_.path() + "/run.sh"}, env());
   EXPECT_EQ(result.exitCode, 3) << result.out << result.err;
   EXPECT_NE(result.err.find("169.254.169.254"), std::string::npos) << result.err;
