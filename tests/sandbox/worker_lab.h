@@ -44,15 +44,19 @@ for a in 93.184.216.34 10.0.0.5 169.254.169.254; do
   python3 -m http.server --bind "$a" 80 --directory "$DIR/www/$a" >/dev/null 2>&1 &
 done
 mount --bind "$DIR/hosts" /etc/hosts
+# The file is made first: the background shell opens it only once it has forked, and a
+# read before then would fail and end this script under set -e.
+: > "$DIR/worker.err"
 # WORKER_ARGS is split on spaces on purpose: each word is one more argument.
 "$KAJA" sandbox serve --listen 127.0.0.1:0 --key-file "$DIR/key" --state "$DIR/state" \
   $WORKER_ARGS 2> "$DIR/worker.err" &
 worker=$!
 for i in $(seq 100); do
-  port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$DIR/worker.err")
+  port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$DIR/worker.err" || true)
   [ -n "$port" ] && break
   sleep 0.1
 done
+[ -n "$port" ] || { echo "the worker did not start:" >&2; cat "$DIR/worker.err" >&2; exit 3; }
 for a in 93.184.216.34 10.0.0.5 169.254.169.254; do
   for i in $(seq 50); do curl -s -o /dev/null "http://$a/" && break; sleep 0.1; done
 done
