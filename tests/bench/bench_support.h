@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -45,6 +46,24 @@ struct RunStats {
   double clientCpuUs = 0;  ///< the client process's user+system CPU per timed call
   double serverCpuUs = 0;  ///< the server process's user+system CPU per timed call
 };
+
+/// Returns the absolute path of the first `node` on $PATH (then /usr/local/bin, /usr/bin,
+/// /bin), or "" when there is none.
+inline std::string findNode() {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  dirs += ":/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string candidate = dirs.substr(start, end - start) + "/node";
+    if (end > start && candidate.front() == '/' && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    start = end + 1;
+  }
+  return "";
+}
 
 /// Returns this process's user+system CPU time in microseconds.
 inline double ownCpuUs() {

@@ -59,22 +59,6 @@ struct Paths {
   std::string driver;      ///< tests/bench/sdk_client_bench.mjs
 };
 
-std::string findNode() {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "";
-  dirs += ":/usr/local/bin:/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
-    const std::string candidate = dirs.substr(start, end - start) + "/node";
-    if (end > start && candidate.front() == '/' && ::access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
-    start = end + 1;
-  }
-  return "";
-}
-
 Paths findPaths() {
   Paths paths;
   std::error_code ec;

@@ -1,15 +1,26 @@
 // gateway_bench: a tool call through `kaja serve` against the same call made directly to
 // the server, side by side in one run. Both sides are stdio: this program is the client
-// (kaja's own async Client) and the server is tests/bench/echo_server, started either
-// directly or as the one ability of a persona that `kaja serve --names bare` offers.
+// (kaja's own async Client) and the server is tests/bench/echo_server (or, with
+// `--server everything`, server-everything's echo tool on Node), started either directly or
+// as the one ability of a persona that `kaja serve --names bare` offers.
 //
-//   build/bin/gateway_bench [--calls N] [--rounds R] [--inflight K] [--warmup W]
+//   build/bin/gateway_bench [--server echo|everything] [--calls N] [--rounds R]
+//                           [--inflight K] [--warmup W]
+//   build/bin/gateway_bench --shipped
 //
 // Each round runs direct and gateway once per mode (sequential, then K in flight), in an
 // order that alternates from round to round, so machine noise falls on both. The table
 // shows medians over the rounds; the gateway's RSS is kaja serve's own (VmHWM), without
-// the server it runs.
+// the server it runs, and beside it the pages it wrote (private dirty).
+//
+// --shipped measures memory alone: kaja serve with a persona of every shipped ability, once
+// to fill the metadata cache and then again with all six lazy abilities answered from it,
+// against `kaja --version`, which loads the same binary and libraries and does nothing.
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +34,7 @@
 
 #include "tests/bench/bench_support.h"
 #include "tests/bench/client_bench_workers.h"
+#include "tests/support/build_paths.h"
 
 namespace kaja::bench {
 namespace {
@@ -31,6 +43,8 @@ namespace fs = std::filesystem;
 constexpr const char* kMessage = "kaja gateway benchmark: echo me!";
 
 struct Options {
+  std::string server = "echo";  ///< "echo" (tests/bench/echo_server) or "everything"
+  bool shipped = false;         ///< measure memory with the shipped marketplace instead
   int calls = 2000;
   int rounds = 3;
   int inflight = 8;
@@ -47,22 +61,42 @@ long peakRssOf(pid_t pid) {
   return 0;
 }
 
+/// Returns a field of /proc/<pid>/smaps_rollup in kB (0 when unknown): what the process
+/// maps now, not its peak.
+long rollupKb(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/smaps_rollup");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with(field + ":"))
+      return std::strtol(line.c_str() + field.size() + 1, nullptr, 10);
+  }
+  return 0;
+}
+
+/// Pages of `pid` that it wrote and no other process shares (heap, stacks, relocated
+/// library data): what it costs beyond the binary and libraries every kaja maps from disk.
+long privateKb(pid_t pid) { return rollupKb(pid, "Private_Dirty"); }
+
 struct Home {
   std::string root;
   std::vector<core::EnvVar> env;
 };
 
-// A private home whose only persona offers echo_server as the ability "echo".
-Home makeHome(const std::string& echo) {
+// A private home whose only persona offers `server` (a command line) as the ability "echo".
+Home makeHome(const std::vector<std::string>& server) {
   Home home;
   home.root = fs::temp_directory_path() / ("kaja-gateway-bench-" + std::to_string(getpid()));
   fs::create_directories(home.root + "/market/abilities/echo");
   fs::create_directories(home.root + "/market/personas");
   fs::create_directories(home.root + "/config");
   fs::create_directories(home.root + "/data");
+  std::string args;
+  for (std::size_t i = 1; i < server.size(); ++i) {
+    args += (i > 1 ? ", \"" : "\"") + server[i] + "\"";
+  }
   std::ofstream(home.root + "/market/abilities/echo/mcp.toml")
-      << "description = \"echo\"\ntransport = \"stdio\"\ncommand = \"" << echo
-      << "\"\napproval = \"never\"\n";
+      << "description = \"echo\"\ntransport = \"stdio\"\ncommand = \"" << server[0]
+      << "\"\nargs = [" << args << "]\napproval = \"never\"\n";
   std::ofstream(home.root + "/market/personas/default.toml") << "abilities = [\"echo\"]\n";
   home.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin", false},
               {"HOME", home.root, false},
@@ -77,6 +111,7 @@ struct Sample {
   double p99 = 0;
   double callsPerSecond = 0;
   long rssKb = 0;
+  long privateKb = 0;
 };
 
 // Connects to `plan`, warms up, times the calls; for the gateway, reads kaja's peak RSS.
@@ -107,7 +142,10 @@ core::Result<Sample> measure(const core::LaunchPlan& plan, const Options& option
   RunStats stats;
   summarize(std::move(*latencies), wall, stats);
   Sample sample{stats.p50Us, stats.p99Us, stats.callsPerSecond, 0};
-  if (gateway) sample.rssKb = peakRssOf((*transport)->pid());
+  if (gateway) {
+    sample.rssKb = peakRssOf((*transport)->pid());
+    sample.privateKb = privateKb((*transport)->pid());
+  }
   bool closed = false;
   client->close([&] { closed = true; });
   detail::runUntil(io, closed);
@@ -119,14 +157,135 @@ double median(std::vector<double> values) {
   return values.empty() ? 0 : values[values.size() / 2];
 }
 
+// Connects to kaja serve as `plan` and lists its tools; with `memory`, fills in its peak
+// and private kB while it still runs. Returns the number of tools.
+core::Result<std::size_t> listThroughServe(const core::LaunchPlan& plan, long* peakKb,
+                                           long* ownKb) {
+  namespace mcp = core::mcp;
+  boost::asio::io_context io;
+  auto transport = mcp::StdioTransport::spawn(io, plan, {.serverName = "kaja serve"});
+  if (!transport) return std::unexpected(transport.error());
+  auto client = mcp::Client::create(io, *transport);
+  bool done = false;
+  std::optional<core::Error> failure;
+  std::size_t tools = 0;
+  client->connect([&](core::Result<mcp::ServerInfo> info) {
+    if (!info) {
+      failure = info.error();
+      done = true;
+      return;
+    }
+    client->listTools([&](core::Result<std::vector<mcp::Tool>> listed) {
+      if (listed) {
+        tools = listed->size();
+      } else {
+        failure = listed.error();
+      }
+      done = true;
+    });
+  });
+  detail::runUntil(io, done);
+  if (!failure && peakKb != nullptr) {
+    *peakKb = peakRssOf((*transport)->pid());
+    *ownKb = privateKb((*transport)->pid());
+  }
+  bool closed = false;
+  client->close([&] { closed = true; });
+  detail::runUntil(io, closed);
+  if (failure) return std::unexpected(*failure);
+  return tools;
+}
+
+// Returns the peak RSS in kB of `argv` run to its end (0 when it could not run).
+long peakOfCommand(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) return 0;
+  int status = 0;
+  rusage usage{};
+  if (::wait4(pid, &status, 0, &usage) != pid) return 0;
+  return usage.ru_maxrss;
+}
+
+int runShipped() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  const std::string kaja = (self.parent_path() / "kaja").string();
+  const std::string shipped = std::string(kaja::test::sourceDir()) + "/marketplace";
+  Home home;
+  home.root = fs::temp_directory_path() / ("kaja-gateway-bench-" + std::to_string(getpid()));
+  std::string abilities;
+  std::size_t count = 0;
+  for (const auto& entry : fs::directory_iterator(shipped + "/abilities", ec)) {
+    if (!fs::exists(entry.path() / "mcp.toml")) continue;
+    abilities += (count++ == 0 ? "\"" : ", \"") + entry.path().filename().string() + "\"";
+  }
+  fs::create_directories(home.root + "/config/kaja/marketplace/personas");
+  fs::create_directories(home.root + "/data");
+  fs::create_directories(home.root + "/Documents");
+  fs::create_directories(home.root + "/Downloads");
+  std::ofstream(home.root + "/config/kaja/marketplace/personas/shipped.toml")
+      << "abilities = [" << abilities << "]\n";
+  const std::string node = findNode();
+  home.env = {{"PATH",
+               (node.empty() ? std::string() : fs::path(node).parent_path().string() + ":") +
+                   "/usr/local/bin:/usr/bin:/bin",
+               false},
+              {"HOME", home.root, false},
+              {"XDG_CONFIG_HOME", home.root + "/config", false},
+              {"XDG_DATA_HOME", home.root + "/data", false},
+              {"KAJA_SHIPPED_MARKETPLACE", shipped, false}};
+  core::LaunchPlan serve;
+  serve.argv = {kaja, "serve", "--persona", "shipped"};
+  serve.env = home.env;
+  // The first run starts every server that can start here, to learn its tools.
+  if (auto filled = listThroughServe(serve, nullptr, nullptr); !filled) {
+    std::fprintf(stderr, "gateway_bench: %s\n", filled.error().describe().c_str());
+    fs::remove_all(home.root, ec);
+    return 1;
+  }
+  long peak = 0;
+  long own = 0;
+  auto tools = listThroughServe(serve, &peak, &own);
+  fs::remove_all(home.root, ec);
+  if (!tools) {
+    std::fprintf(stderr, "gateway_bench: %s\n", tools.error().describe().c_str());
+    return 1;
+  }
+  const long idle = peakOfCommand({kaja, "--version"});
+  std::printf("shipped persona: %zu abilities, %zu tools listed from the metadata cache\n", count,
+              *tools);
+  std::printf("kaja serve peak RSS %ld kB, private dirty %ld kB; kaja --version peak RSS %ld kB\n",
+              peak, own, idle);
+  return 0;
+}
+
 int run(const Options& options) {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  const std::string echo = (self.parent_path() / "echo_server").string();
   const std::string kaja = (self.parent_path() / "kaja").string();
-  Home home = makeHome(echo);
+  std::vector<std::string> server = {(self.parent_path() / "echo_server").string()};
+  if (options.server == "everything") {
+    const std::string node = findNode();
+    if (node.empty()) {
+      std::fprintf(stderr, "gateway_bench: --server everything needs node on PATH\n");
+      return 1;
+    }
+    server = {node,
+              std::string(kaja::test::sourceDir()) +
+                  "/tests/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+              "stdio"};
+  }
+  Home home = makeHome(server);
   core::LaunchPlan direct;
-  direct.argv = {echo};
+  direct.argv = server;
   direct.env = home.env;
   core::LaunchPlan gateway;
   gateway.argv = {std::getenv("KAJA_BENCH_WRAP") ? std::getenv("KAJA_BENCH_WRAP") : kaja, "serve",
@@ -154,8 +313,9 @@ int run(const Options& options) {
   }
   fs::remove_all(home.root, ec);
 
-  std::printf("%-14s %-8s %10s %10s %10s %12s\n", "mode", "side", "p50 us", "p99 us", "calls/s",
-              "kaja RSS kB");
+  std::printf("server: %s\n", options.server.c_str());
+  std::printf("%-14s %-8s %10s %10s %10s %12s %12s\n", "mode", "side", "p50 us", "p99 us",
+              "calls/s", "kaja RSS kB", "dirty kB");
   for (const char* mode : {"sequential", "8 in flight"}) {
     std::string key = mode;
     if (key != "sequential") key = std::to_string(options.inflight) + " in flight";
@@ -165,16 +325,19 @@ int run(const Options& options) {
       const auto& list = samples[key + "|" + side];
       std::vector<double> a, b, c;
       long rss = 0;
+      long own = 0;
       for (const auto& s : list) {
         a.push_back(s.p50);
         b.push_back(s.p99);
         c.push_back(s.callsPerSecond);
         rss = std::max(rss, s.rssKb);
+        own = std::max(own, s.privateKb);
       }
       p50[side] = median(a);
       rate[side] = median(c);
-      std::printf("%-14s %-8s %10.1f %10.1f %10.0f %12s\n", key.c_str(), side, median(a), median(b),
-                  median(c), rss > 0 ? std::to_string(rss).c_str() : "-");
+      std::printf("%-14s %-8s %10.1f %10.1f %10.0f %12s %12s\n", key.c_str(), side, median(a),
+                  median(b), median(c), rss > 0 ? std::to_string(rss).c_str() : "-",
+                  own > 0 ? std::to_string(own).c_str() : "-");
     }
     std::printf("%-14s added p50 %.1f us, calls/s %.2fx direct\n", key.c_str(),
                 p50["gateway"] - p50["direct"],
@@ -188,9 +351,27 @@ int run(const Options& options) {
 
 int main(int argc, char** argv) {
   kaja::bench::Options options;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    const int value = std::atoi(argv[i + 1]);
+    if (flag == "--shipped") {
+      options.shipped = true;
+      continue;
+    }
+    if (flag == "--server" && i + 1 < argc) {
+      options.server = argv[++i];
+      if (options.server != "echo" && options.server != "everything") {
+        std::fprintf(stderr, "gateway_bench: --server is echo or everything, not '%s'\n",
+                     options.server.c_str());
+        return 2;
+      }
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "gateway_bench: %s needs a value\n", flag.c_str());
+      return 2;
+    }
+    ++i;
+    const int value = std::atoi(argv[i]);
     if (value <= 0) {
       std::fprintf(stderr, "gateway_bench: %s needs a positive number\n", flag.c_str());
       return 2;
@@ -205,9 +386,10 @@ int main(int argc, char** argv) {
       options.warmup = value;
     } else {
       std::fprintf(stderr,
-                   "usage: gateway_bench [--calls N] [--rounds R] [--inflight K] [--warmup W]\n");
+                   "usage: gateway_bench [--server echo|everything] [--calls N] [--rounds R] "
+                   "[--inflight K] [--warmup W]\n       gateway_bench --shipped\n");
       return 2;
     }
   }
-  return kaja::bench::run(options);
+  return options.shipped ? kaja::bench::runShipped() : kaja::bench::run(options);
 }
