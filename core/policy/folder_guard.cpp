@@ -1,5 +1,7 @@
 #include "core/policy/folder_guard.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -42,6 +44,15 @@ std::optional<std::string> unsafeCharacter(std::string_view path) {
 
 std::string describePath(const std::string& argument, const std::string& given) {
   return "Argument " + argument + " (" + quoteForMessage(given) + ")";
+}
+
+// Returns how many names (hard links) the file at `path` has when it is not a folder and has
+// more than one, else 0. A write through one name changes the file under all of them, and
+// the others may lie anywhere on the same file system.
+nlink_t otherNames(const std::string& path) {
+  struct stat status {};
+  if (::lstat(path.c_str(), &status) != 0 || S_ISDIR(status.st_mode)) return 0;
+  return status.st_nlink > 1 ? status.st_nlink : 0;
 }
 
 }  // namespace
@@ -192,6 +203,17 @@ std::expected<CheckedPath, Refusal> FolderGuard::checkOne(const Ability& ability
     }
   }
   if (outside) return std::unexpected(std::move(*outside));
+  for (const auto& resolved : *readings) {
+    if (const nlink_t names = otherNames(resolved); names > 0) {
+      return refuse(rule::kLinkedFile,
+                    describePath(argument, given) + " names a file that has " +
+                        std::to_string(names) +
+                        " names (hard links), so a write would change it under the others "
+                        "too, wherever they are; kaja cannot tell that none is in a read-only "
+                        "folder or in its own, so " +
+                        ability.name + " may not change it.");
+    }
+  }
   checked.resolved = checked.landings.front().resolved;
   checked.folder = checked.landings.front().folder;
   return checked;

@@ -17,6 +17,7 @@ inline constexpr std::string_view kReadOnlyFolder = "K15 read-only folder";
 inline constexpr std::string_view kOutsideFolders = "K15 outside folders";
 inline constexpr std::string_view kRelativePath = "K15 relative path";
 inline constexpr std::string_view kUnsafePath = "K15 unsafe path";
+inline constexpr std::string_view kLinkedFile = "K15 linked file";
 inline constexpr std::string_view kArguments = "K11 arguments too deep";
 inline constexpr std::string_view kBackup = "K16 backup";
 inline constexpr std::string_view kApproval = "K11 approval";

@@ -32,6 +32,12 @@ constexpr RuleGuide kGuides[] = {
      "a path in the call's arguments holds a character no path kaja lets a server write may "
      "hold (a control character, an invisible or direction-changing one)",
      "spell the path plainly"},
+    {rule::kLinkedFile,
+     "a path in the call's arguments names a file with more than one name (hard links); "
+     "writing it changes the file under every name, and kaja cannot tell whether another "
+     "lies in a read-only folder or in kaja's own, so it changes no such file",
+     "if the file is yours to change, give it a name of its own first (cp F F.new && mv F.new "
+     "F), then call again"},
     {rule::kArguments, "the arguments nest deeper than kaja checks paths in",
      "flatten the arguments; no real tool needs that depth"},
     {rule::kBackup,

@@ -4,6 +4,7 @@
 // one. After each attack the files on disk say whether it worked.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <map>
@@ -163,6 +164,23 @@ TEST_F(AttackTest, SymlinkFollowedByDotDotCannotReachAReadOnlyFolder) {
   EXPECT_EQ(testing::readFile(home_ + "/ro/f.txt"), "ro");
   EXPECT_FALSE(fs::exists(home_ + "/ro/new.txt"));
   EXPECT_FALSE(fs::exists(home_ + "/Kids/new.txt"));
+}
+
+TEST_F(AttackTest, AHardLinkInAWritableFolderCannotCarryAWriteToAReadOnlyFile) {
+  // The same file under a second name in ~/rw: a server that writes in place would change
+  // ~/ro/f.txt. Every writing tool and spelling is refused, whatever the server would do.
+  ASSERT_EQ(::link((home_ + "/ro/f.txt").c_str(), (home_ + "/rw/f.txt").c_str()), 0);
+  expectRefused(call("write_file", {{"path", "~/rw/f.txt"}, {"content", "owned"}}), "write");
+  expectRefused(call("edit_file", {{"path", home_ + "/rw/./f.txt"},
+                                   {"edits", {{{"oldText", "ro"}, {"newText", "owned"}}}}}),
+                "edit");
+  expectRefused(call("write_file", {{"path", "~/rw/link/../../f.txt"}, {"content", "owned"}}),
+                "through a symlink");
+  auto moved = call("move_file", {{"source", "~/rw/keep.txt"}, {"destination", "~/rw/f.txt"}});
+  expectRefused(moved, "move over it");
+  EXPECT_THAT(moved.err, HasSubstr("K15 linked file"));
+  EXPECT_EQ(testing::readFile(home_ + "/ro/f.txt"), "ro");
+  EXPECT_EQ(testing::readFile(home_ + "/rw/keep.txt"), "rw");
 }
 
 TEST_F(AttackTest, ControlCharactersInPathsAreRefusedOnOneLine) {

@@ -98,6 +98,36 @@ TEST_F(FolderGuardTest, SymlinksFromWritableIntoReadOnlyAreRefused) {
   EXPECT_THAT(dangling.error().message, HasSubstr(home_ + "/site/new-page.html"));
 }
 
+TEST_F(FolderGuardTest, HardLinksToFilesAnywhereAreRefusedInEverySpelling) {
+  auto g = writerGuard();
+  // A second name, in the writable folder, for a file of the read-only one: writing it in
+  // place would change the read-only file.
+  ASSERT_EQ(::link((home_ + "/site/index.html").c_str(), (home_ + "/notes/same.html").c_str()), 0);
+  for (const std::string spelling :
+       {std::string("~/notes/same.html"), home_ + "/notes/same.html", home_ + "/notes/./same.html",
+        home_ + "//notes/same.html", home_ + "/notes/to-site/../notes/same.html"}) {
+    auto result = check(g, {{"path", spelling}});
+    ASSERT_FALSE(result) << spelling;
+    EXPECT_EQ(result.error().rule, rule::kLinkedFile) << spelling;
+    EXPECT_THAT(result.error().message, HasSubstr("2 names (hard links)")) << spelling;
+  }
+  // In a list of paths, and as the last of several arguments.
+  auto listed = check(g, {{"paths", {"~/notes/a.md", "~/notes/same.html"}}});
+  ASSERT_FALSE(listed);
+  EXPECT_EQ(listed.error().rule, rule::kLinkedFile);
+  // Through a symlink to the second name, and a file outside every folder linked in.
+  fs::create_symlink(home_ + "/notes/same.html", home_ + "/notes/to-same");
+  EXPECT_EQ(check(g, {{"path", "~/notes/to-same"}}).error().rule, rule::kLinkedFile);
+  ASSERT_EQ(::link((root_ + "/elsewhere/x").c_str(), (home_ + "/notes/x").c_str()), 0);
+  EXPECT_EQ(check(g, {{"path", "~/notes/x"}}).error().rule, rule::kLinkedFile);
+  // Once the read-only file's other name is gone, the file is the folder's own again.
+  ASSERT_EQ(::unlink((home_ + "/notes/to-same").c_str()), 0);
+  ASSERT_EQ(::unlink((home_ + "/notes/same.html").c_str()), 0);
+  EXPECT_TRUE(check(g, {{"path", "~/notes/same.html"}}));
+  // Folders have several links by nature and are not files with other names.
+  EXPECT_TRUE(check(g, {{"path", "~/notes"}}));
+}
+
 TEST_F(FolderGuardTest, DotDotEscapesAreRefused) {
   auto g = writerGuard();
   auto intoReadOnly = check(g, {{"path", home_ + "/notes/../site/index.html"}});
