@@ -70,6 +70,9 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   /// Runs once if the connection closes before an SSE stream it carries has ended.
   void setOnBroken(std::function<void()> onBroken) { onBroken_ = std::move(onBroken); }
   [[nodiscard]] bool isOpen() const { return open_; }
+  /// True while the connection waits for a request or reads one: no request of its is
+  /// being handled and no stream of its is open, so closing it loses nothing.
+  [[nodiscard]] bool isBetweenRequests() const { return open_ && parser_.has_value(); }
   [[nodiscard]] std::uint64_t id() const { return id_; }
 
  private:

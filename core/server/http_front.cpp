@@ -63,8 +63,9 @@ void HttpFront::Impl::accept() {
       [self = shared_from_this()](const boost::system::error_code& ec, tcp::socket socket) {
         if (self->stopped) return;
         if (!ec) {
+          if (self->connections.size() >= self->options.maxConnections) self->makeRoom();
           if (self->connections.size() >= self->options.maxConnections) {
-            // Over the limit a connection is closed at once, costing nothing to keep.
+            // Over the limit, with every connection busy, a new one is closed at once.
             boost::system::error_code ignored;
             socket.close(ignored);
           } else {
@@ -77,6 +78,20 @@ void HttpFront::Impl::accept() {
         }
         self->accept();
       });
+}
+
+void HttpFront::Impl::makeRoom() {
+  // The oldest connection that only waits for (or is still sending) a request gives way, so
+  // that clients holding connections open without finishing a request cannot shut out
+  // others; connections with a call in progress or an open stream are kept.
+  std::shared_ptr<HttpConnection> oldest;
+  for (const auto& [id, weak] : connections) {
+    auto connection = weak.lock();
+    if (connection && connection->isBetweenRequests() && (!oldest || id < oldest->id())) {
+      oldest = std::move(connection);
+    }
+  }
+  if (oldest) oldest->close();
 }
 
 void HttpFront::Impl::sweep() {

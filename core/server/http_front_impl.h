@@ -83,6 +83,9 @@ struct HttpFront::Impl final : HttpHandler, std::enable_shared_from_this<HttpFro
              const http::request_parser<http::string_body>& parser) override;
   void handle(const std::shared_ptr<HttpConnection>& connection,
               http::request<http::string_body>& request) override;
+  /// At the connection limit: closes the oldest connection that has no request in
+  /// progress, if there is one.
+  void makeRoom();
   void closed(std::uint64_t connectionId) override { connections.erase(connectionId); }
   RouteDecision route(const http::request_header<>& request) const;
   std::shared_ptr<SessionState> findSession(const std::string& id,

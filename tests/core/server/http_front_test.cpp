@@ -411,21 +411,37 @@ TEST(HttpFrontTest, IdleSessionsAreEnded) {
   EXPECT_EQ(h.post(call(1, "ping"), with(bothAccepted(), {{"Mcp-Session-Id", id}})).status, 404);
 }
 
-TEST(HttpFrontTest, ConnectionsOverTheLimitAreClosed) {
+TEST(HttpFrontTest, HalfSentRequestsGiveWayAtTheLimitAndCallsInProgressNeverDo) {
   HttpFrontOptions options;
-  options.maxConnections = 2;
+  options.maxConnections = 3;
   FrontHarness h(options);
+  const std::string id = h.initialize();
+  const auto session =
+      with(bothAccepted(), {{"Mcp-Session-Id", id}, {"MCP-Protocol-Version", "2025-11-25"}});
+  // A call in progress, then two connections that never finish a request: the limit is full.
+  RawHttp held(h.port);
+  held.write(kaja::testing::httpRequest("POST", call(5, "test/hold"), session));
+  ASSERT_TRUE(held.readUntil(
+      [](const std::string& raw) { return raw.find("\r\n\r\n") != std::string::npos; }));
   RawHttp one(h.port);
+  ASSERT_TRUE(one.write("GET /mcp HTTP/1.1\r\n"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
   RawHttp two(h.port);
-  one.write("GET");
-  two.write("GET");
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  RawHttp three(h.port);
-  EXPECT_FALSE(three.readSome(2));  // closed at once
-  one.close();
-  two.close();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_EQ(h.post(call(1, "initialize"), bothAccepted()).status, 200);
+  ASSERT_TRUE(two.write("POST"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // A real client still gets through: the oldest half-sent request gives way to it.
+  EXPECT_EQ(h.post(call(6, "ping"), session).status, 200);
+  EXPECT_FALSE(one.readSome(1));  // closed by kaja
+  // Each new connection takes the place of the oldest idle one, never of the held call.
+  for (int i = 0; i < 5; ++i) {
+    RawHttp again(h.port);
+    ASSERT_TRUE(again.write("GET"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(h.post(call(7, "test/release"), session).status, 200);
+  const auto answer = held.readAll(5);
+  ASSERT_EQ(answer.events.size(), 1U) << held.raw();
+  EXPECT_EQ(answer.events[0]["result"]["held"], true);
 }
 
 TEST(HttpFrontTest, AClientThatStopsReadingItsStreamIsDropped) {
