@@ -215,9 +215,20 @@ void GatewaySession::sendRequest(const std::string& method, Json params, const J
 }
 
 void GatewaySession::onResponse(const mcp::Response& response) {
-  if (!response.id.is_number_integer()) return;
-  auto it = asked_.find(response.id.get<std::int64_t>());
-  if (it == asked_.end()) return;
+  auto it =
+      response.id.is_number_integer() ? asked_.find(response.id.get<std::int64_t>()) : asked_.end();
+  if (it == asked_.end()) {
+    // What could not be read as a request, a notification or a reply (`{"id": 8}`, `[1]`, a
+    // value nested past the limit) and answers nothing kaja asked is an invalid request: the
+    // client hears so, under its id when one could be read. A readable reply to nothing is
+    // dropped, as JSON-RPC asks.
+    if (response.unreadable) {
+      respondError(
+          response.id, rpc::kInvalidRequest,
+          "kaja could not read the message as a JSON-RPC request: " + response.unreadable->message);
+    }
+    return;
+  }
   Asked pending = std::move(it->second);
   asked_.erase(it);
   pending.timer->cancel();
@@ -305,6 +316,14 @@ void GatewaySession::adoptMeta(const Json& params) {
 }
 
 void GatewaySession::initialize(const mcp::Request& request) {
+  // What a session agreed stays: a second initialize cannot switch its version or claim
+  // capabilities (elicitation, and with it approvals) that the first did not.
+  if (initialized_) {
+    return respondError(request.id, rpc::kInvalidRequest,
+                        "the session is already initialized (protocol " + version_ +
+                            "); start a new session for another version or capabilities");
+  }
+  initialized_ = true;
   const std::string asked = stringAt(request.params, "protocolVersion");
   version_ = server::supportedVersion(asked) && asked != mcp::kStatelessProtocolVersion
                  ? asked

@@ -181,6 +181,7 @@ class GatewaySession final : public server::Session,
   ElicitingApprover approver_;
   policy::ApprovalSession approvals_;
   bool started_ = false;
+  bool initialized_ = false;  // an initialize was answered
   bool ended_ = false;
   bool stateless_ = false;
   std::string version_;

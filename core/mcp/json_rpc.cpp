@@ -1,6 +1,7 @@
 #include "core/mcp/json_rpc.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace kaja::core::mcp {
 namespace {
@@ -38,6 +39,14 @@ class JsonWriter {
 
 }  // namespace
 
+namespace {
+void appendEscape(std::string& out, unsigned code) {
+  char escape[8];
+  std::snprintf(escape, sizeof escape, "\\u%04x", code);
+  out += escape;
+}
+}  // namespace
+
 std::string clip(std::string_view text, std::size_t limit) {
   std::size_t cut = text.size();
   if (text.size() > limit) {
@@ -45,10 +54,34 @@ std::string clip(std::string_view text, std::size_t limit) {
     cut = limit;
     while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
   }
-  std::string out(text.substr(0, cut));
-  // Peer text lands in one-line messages on a terminal: no newlines, no escape sequences.
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  // Peer text lands in one-line messages on a terminal and before a model: no newlines, no
+  // escape sequences, and none of the characters that break a line or turn text around
+  // where it is shown (C1 controls, line and paragraph separators, direction controls),
+  // which are written as escapes (`\u202e`) so that a reader sees they were there.
+  std::string out;
+  out.reserve(cut);
+  for (std::size_t i = 0; i < cut; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      out += ' ';
+    } else if (c == 0xC2 && i + 1 < cut && static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
+      appendEscape(out, static_cast<unsigned char>(text[i + 1]));  // U+0080..U+009F
+      ++i;
+    } else if (c == 0xE2 && i + 2 < cut) {
+      const auto b = static_cast<unsigned char>(text[i + 1]);
+      const auto d = static_cast<unsigned char>(text[i + 2]);
+      const bool turns = (b == 0x80 && (d == 0x8E || d == 0x8F || (d >= 0xA8 && d <= 0xAE))) ||
+                         (b == 0x81 && d >= 0xA6 && d <= 0xA9);
+      if (turns) {
+        // U+200E, U+200F, U+2028..U+202E, U+2066..U+2069
+        appendEscape(out, 0x2000U + ((b & 0x0FU) << 6U) + (d & 0x3FU));
+        i += 2;
+      } else {
+        out += static_cast<char>(c);
+      }
+    } else {
+      out += static_cast<char>(c);
+    }
   }
   return cut < text.size() ? out + "…" : out;
 }

@@ -64,6 +64,38 @@ TEST_F(ServeStdioTest, MalformedAndEarlyRequestsGetErrorsAndTheSessionGoesOn) {
   ASSERT_TRUE(unknown);
   EXPECT_EQ((*unknown)["error"]["code"], -32601);
 
+  // What is neither a request, a notification nor a reply to kaja still gets an answer:
+  // under its id when it has one, else under a null id, one per element of a batch.
+  kaja->send(std::string(R"({"jsonrpc":"2.0","id":8})"));
+  auto noMethod = kaja->answer(8, 10);
+  ASSERT_TRUE(noMethod) << env_.serveErrors();
+  EXPECT_EQ((*noMethod)["error"]["code"], -32600);
+  for (const std::string& batch :
+       std::vector<std::string>{"[1]", "[[]]", std::string(300, '[') + std::string(300, ']')}) {
+    kaja->send(batch);
+    auto invalid = kaja->next(10);
+    ASSERT_TRUE(invalid && invalid->is_object()) << batch.substr(0, 20) << env_.serveErrors();
+    EXPECT_EQ((*invalid)["error"]["code"], -32600) << batch.substr(0, 20) << invalid->dump();
+    EXPECT_TRUE((*invalid)["id"].is_null()) << invalid->dump();
+  }
+  // A second initialize cannot change what the session agreed (here: no elicitation).
+  kaja->send(request(9, "initialize",
+                     {{"protocolVersion", "2024-11-05"},
+                      {"capabilities", {{"elicitation", json::object()}}},
+                      {"clientInfo", {{"name", "again"}, {"version", "1"}}}}));
+  auto again = kaja->answer(9, 10);
+  ASSERT_TRUE(again) << env_.serveErrors();
+  EXPECT_EQ((*again)["error"]["code"], -32600);
+  EXPECT_THAT((*again)["error"]["message"].get<std::string>(), HasSubstr("already initialized"));
+  // A tool name that would turn the message around on screen is shown with its controls
+  // written as escapes.
+  kaja->send(request(10, "tools/call", {{"name", "x\u202eq\u2066y"}}));
+  auto turned = kaja->answer(10, 10);
+  ASSERT_TRUE(turned) << env_.serveErrors();
+  EXPECT_EQ(turned->dump(-1, ' ', false).find("\xe2\x80\xae"), std::string::npos);
+  EXPECT_THAT((*turned)["result"]["content"][0]["text"].get<std::string>(),
+              HasSubstr("x\\u202eq\\u2066y"));
+
   kaja->send(
       request(4, "tools/call",
               {{"name", "everything__echo"}, {"arguments", {{"message", "after all that"}}}}));

@@ -74,6 +74,20 @@ TEST(JsonRpcTest, IdsAreUniqueAndClipKeepsUtf8Whole) {
   EXPECT_EQ(clip("red\x1b[31m\nline"), "red [31m line");
 }
 
+TEST(JsonRpcTest, ClipEscapesWhatTurnsOrBreaksTheLineWhereItIsShown) {
+  // U+202E RIGHT-TO-LEFT OVERRIDE, U+2067, U+200F, U+2028, U+2029, U+0085 (C1) and U+009B
+  // (C1 CSI, which some terminals obey).
+  EXPECT_EQ(clip("evil\u202efdp.exe"), "evil\\u202efdp.exe");
+  EXPECT_EQ(clip("a\u2067b\u200fc\u2028d\u2029e\u0085f\u009bg"),
+            "a\\u2067b\\u200fc\\u2028d\\u2029e\\u0085f\\u009bg");
+  // Their neighbours and other scripts are kept: U+2027, U+202F, U+2065, U+206A, U+00A0, é, 日.
+  const std::string kept = "\u2027\u202f\u2065\u206a\u00a0\u00e9\u65e5";
+  EXPECT_EQ(clip(kept), kept);
+  // A sequence cut short at the end is left for the cut to handle, never read past.
+  EXPECT_EQ(clip(std::string("x\xe2\x80", 3)), std::string("x\xe2\x80", 3));
+  EXPECT_EQ(clip("ab\u202ecd", 3), "ab…");
+}
+
 }  // namespace
 }  // namespace kaja::core::mcp
 
