@@ -298,7 +298,7 @@ std::optional<StoredCopy> BackupStore::describeCopy(const std::string& storedPat
 Result<std::optional<std::string>> BackupStore::restoreBackup(const std::string& resolvedPath,
                                                               const std::string& stamp) const {
   if (!isBackupStamp(stamp)) {
-    return fail(ErrorCode::kUsage, "\"" + stamp + "\" is not a backup stamp such as " +
+    return fail(ErrorCode::kUsage, quoteForMessage(stamp) + " is not a backup stamp such as " +
                                        "20261129T193000.123Z; list_backups shows them.");
   }
   std::string stored = folderFor(resolvedPath) + "/" + stamp;

@@ -170,6 +170,14 @@ void BackupTools::callAsync(const std::string& tool, const mcp::Json& arguments,
                 kKajaAbility));
     return;
   }
+  // A stamp that cannot name a copy is refused before a person is asked about it.
+  if (const auto& stamp = arguments["stamp"].get_ref<const std::string&>(); !isBackupStamp(stamp)) {
+    finish(fail(ErrorCode::kUsage,
+                quoteForMessage(stamp) +
+                    " is not a backup stamp such as 20261129T193000.123Z; list_backups shows them.",
+                kKajaAbility));
+    return;
+  }
   ApprovalPolicy always{ApprovalMode::kAlways, {}};
   approvals_.decideAsync(
       always, ApprovalRequest{kKajaAbility, tool, arguments, true, false},

@@ -606,6 +606,16 @@ TEST_F(ToolCatalogTest, AWriteIntoABackedUpFolderIsCopiedFirst) {
   ASSERT_TRUE(restore.refusal);
   EXPECT_EQ(no.asked.size(), 1u);
   EXPECT_EQ(send_.sent.size(), 1u);
+  // A stamp that cannot name a copy is refused before anyone is asked, and shown escaped.
+  for (const std::string stamp : {"../../etc/hostname", "20261129T193000.123Z/../x", "\x1b[2J"}) {
+    auto bad = callNow(tools, policy::kKajaAbility, "restore_backup",
+                       {{"path", "~/bk/notes.txt"}, {"stamp", stamp}}, declining);
+    ASSERT_TRUE(bad.error) << stamp;
+    EXPECT_THAT(bad.error->message, HasSubstr("is not a backup stamp")) << stamp;
+    EXPECT_EQ(bad.error->message.find('\x1b'), std::string::npos) << bad.error->message;
+  }
+  EXPECT_EQ(no.asked.size(), 1u);
+  EXPECT_EQ(kaja::testing::readFile(home_ + "/bk/notes.txt"), "v2");
 }
 
 }  // namespace
