@@ -615,7 +615,7 @@ TEST_F(ToolCatalogTest, AWriteIntoABackedUpFolderIsCopiedFirst) {
     EXPECT_EQ(bad.error->message.find('\x1b'), std::string::npos) << bad.error->message;
   }
   EXPECT_EQ(no.asked.size(), 1u);
-  EXPECT_EQ(kaja::testing::readFile(home_ + "/bk/notes.txt"), "v2");
+  EXPECT_EQ(kaja::testing::readFile(home_ + "/bk/notes.txt"), "version 1");
 }
 
 }  // namespace
