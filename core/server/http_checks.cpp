@@ -118,6 +118,21 @@ bool isLoopbackIpv4(const std::string& host) {
   return parts == 4;
 }
 
+// Returns the host of `authority` ("host", "host:port", "[::1]:port"), lower-case.
+std::string hostOf(std::string_view authority) {
+  std::string host = lower(trim(authority));
+  if (host.starts_with("[")) {
+    const auto close = host.find(']');
+    return close == std::string::npos ? std::string() : host.substr(0, close + 1);
+  }
+  if (const auto colon = host.find(':'); colon != std::string::npos) host.resize(colon);
+  return host;
+}
+
+bool isLoopbackHost(const std::string& host) {
+  return host == "localhost" || host == "[::1]" || isLoopbackIpv4(host);
+}
+
 }  // namespace
 
 bool accepts(std::string_view accept, std::string_view mediaType) {
@@ -140,18 +155,32 @@ bool originAllowed(std::string_view origin, const std::vector<std::string>& allo
   const std::string whole = lower(trim(origin));
   const auto scheme = whole.find("://");
   if (scheme == std::string::npos) return false;  // "null" and other opaque origins
-  std::string host = whole.substr(scheme + 3);
-  if (const auto slash = host.find('/'); slash != std::string::npos) host.resize(slash);
-  if (host.starts_with("[")) {
-    host = host.substr(0, host.find(']') + 1);
-  } else if (const auto colon = host.find(':'); colon != std::string::npos) {
-    host.resize(colon);
-  }
-  if (host == "localhost" || host == "[::1]" || isLoopbackIpv4(host)) return true;
+  std::string_view authority = std::string_view(whole).substr(scheme + 3);
+  authority = authority.substr(0, authority.find('/'));
+  const std::string host = hostOf(authority);
+  if (isLoopbackHost(host)) return true;
   return std::any_of(allowed.begin(), allowed.end(), [&](const std::string& entry) {
     const std::string wanted = lower(entry);
     return wanted == whole || wanted == host;
   });
+}
+
+bool hostAllowed(std::string_view host, const std::vector<std::string>& allowed) {
+  const std::string name = hostOf(host);
+  if (isLoopbackHost(name)) return true;
+  return !name.empty() &&
+         std::any_of(allowed.begin(), allowed.end(), [&](const std::string& entry) {
+           std::string_view wanted = entry;
+           if (const auto scheme = wanted.find("://"); scheme != std::string_view::npos) {
+             wanted = wanted.substr(scheme + 3);
+             wanted = wanted.substr(0, wanted.find('/'));
+           }
+           return hostOf(wanted) == name;
+         });
+}
+
+bool isLoopbackAddress(const std::string& address) {
+  return address == "::1" || isLoopbackIpv4(address);
 }
 
 bool bearerMatches(std::string_view authorization, const std::string& token) {

@@ -21,6 +21,15 @@ bool accepts(std::string_view accept, std::string_view mediaType);
 /// (localhost, 127.0.0.0/8, [::1]), or a host or whole origin listed in `allowed`.
 bool originAllowed(std::string_view origin, const std::vector<std::string>& allowed);
 
+/// Returns whether `host` (a Host header value, with or without a port) names a loopback
+/// host (localhost, 127.0.0.0/8, [::1]) or the host of an entry of `allowed` (a host or an
+/// origin). A front bound to loopback checks it, so that a page whose name was re-pointed
+/// at 127.0.0.1 (DNS rebinding) is refused even on requests without an Origin.
+bool hostAllowed(std::string_view host, const std::vector<std::string>& allowed);
+
+/// Returns whether `address` (an IP address to bind) is a loopback one.
+bool isLoopbackAddress(const std::string& address);
+
 /// Returns whether `authorization` is "Bearer <token>", compared in constant time.
 bool bearerMatches(std::string_view authorization, const std::string& token);
 

@@ -108,6 +108,14 @@ bool HttpFront::Impl::admit(const std::shared_ptr<HttpConnection>& connection,
                                         " are not allowed; only loopback origins and those kaja "
                                         "was told to allow may call it."));
   }
+  if (const auto host = optionalHeader(request, "Host");
+      host && !options.router && http_checks::isLoopbackAddress(options.host) &&
+      !http_checks::hostAllowed(*host, options.allowedOrigins)) {
+    return refuse(http::status::forbidden,
+                  errorBody(-32000, "Requests for the host " + mcp::clip(*host, 100) +
+                                        " are not allowed: kaja listens on loopback and answers "
+                                        "loopback names only (--allow-origin adds one)."));
+  }
   const std::string_view target(request.target().data(), request.target().size());
   if (!options.router && target.substr(0, target.find('?')) != options.path) {
     return refuse(http::status::not_found,

@@ -68,6 +68,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     KAJA_FUZZ_CHECK(loopbackHost(lower(trim(header))), "without a list only loopback passes");
   }
 
+  if (checks::hostAllowed(header, {})) {
+    KAJA_FUZZ_CHECK(checks::originAllowed("http://" + std::string(header), {}),
+                    "a host that passes without a list is a loopback one");
+  }
+
   if (const auto decoded = checks::decodeHeaderValue(header)) {
     if (header.starts_with("=?base64?") && header.ends_with("?=") && header.size() >= 11) {
       std::string encoded(4 * ((decoded->size() + 2) / 3) + 1, '\0');

@@ -183,7 +183,7 @@ TEST(LoopbackRedirectTest, OversizedHeadersAreDroppedAndTheWaitGoesOn) {
     {
       RawConnection flood(port);
       ASSERT_TRUE(flood.connected());
-      flood.write("GET /callback?code=evil HTTP/1.1\r\nHost: x\r\nX-Pad: " +
+      flood.write("GET /callback?code=evil HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: " +
                   std::string(64 * 1024, 'a') + "\r\n\r\n");
     }
     (void)send(listener->redirectUri() + "?code=real");

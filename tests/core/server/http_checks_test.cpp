@@ -36,6 +36,26 @@ TEST(HttpChecksTest, OnlyLoopbackAndListedOriginsPass) {
   EXPECT_FALSE(originAllowed("http://evil.example", allowed));
 }
 
+TEST(HttpChecksTest, OnlyLoopbackAndListedHostsPass) {
+  const std::vector<std::string> allowed = {"app.example", "https://other.example:8443/x"};
+  for (const char* host : {"localhost", "LOCALHOST:8931", "127.0.0.1", "127.9.8.7:80", "[::1]",
+                           "[::1]:8931", " localhost "}) {
+    EXPECT_TRUE(hostAllowed(host, {})) << host;
+  }
+  EXPECT_TRUE(hostAllowed("app.example:8931", allowed));
+  EXPECT_TRUE(hostAllowed("Other.Example", allowed));
+  // A name re-pointed at 127.0.0.1, and spellings that only start or end like loopback.
+  for (const char* host :
+       {"evil.example", "evil.example:8931", "localhost.evil.example", "127.0.0.1.evil.example",
+        "1270.0.0.1", "[::1", "[::2]", "", "localhost/", "127.0.0.1@evil.example", "0x7f.0.0.1"}) {
+    EXPECT_FALSE(hostAllowed(host, allowed)) << host;
+  }
+  EXPECT_TRUE(isLoopbackAddress("127.0.0.1"));
+  EXPECT_TRUE(isLoopbackAddress("::1"));
+  EXPECT_FALSE(isLoopbackAddress("0.0.0.0"));
+  EXPECT_FALSE(isLoopbackAddress("192.168.1.2"));
+}
+
 TEST(HttpChecksTest, BearerTokensMatchExactly) {
   EXPECT_TRUE(bearerMatches("Bearer abc123", "abc123"));
   EXPECT_TRUE(bearerMatches("bearer abc123", "abc123"));

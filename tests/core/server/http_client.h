@@ -8,6 +8,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <map>
@@ -188,11 +189,16 @@ class RawHttp {
   std::string raw_;
 };
 
-/// Returns the text of an HTTP/1.1 request to /mcp (or `path`) with `headers` and `body`.
+/// Returns the text of an HTTP/1.1 request to /mcp (or `path`) with `headers` and `body`
+/// (Host: 127.0.0.1 unless `headers` name one).
 inline std::string httpRequest(const std::string& method, const std::string& body,
                                const std::vector<std::pair<std::string, std::string>>& headers,
                                const std::string& path = "/mcp") {
-  std::string text = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  std::string text = method + " " + path + " HTTP/1.1\r\n";
+  if (std::none_of(headers.begin(), headers.end(),
+                   [](const auto& header) { return header.first == "Host"; })) {
+    text += "Host: 127.0.0.1\r\n";
+  }
   for (const auto& [name, value] : headers) text += name + ": " + value + "\r\n";
   if (method == "POST") text += "Content-Length: " + std::to_string(body.size()) + "\r\n";
   return text + "\r\n" + body;

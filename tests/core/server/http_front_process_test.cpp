@@ -72,7 +72,7 @@ TEST(HttpFrontProcessTest, HugeBodiesAreRefusedWithoutMemoryGrowing) {
   EchoFrontProcess front("http");
   ASSERT_GT(front.port(), 0);
   const std::string headers =
-      "POST /mcp HTTP/1.1\r\nHost: x\r\nAccept: application/json, text/event-stream\r\n"
+      "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n"
       "Content-Type: application/json\r\n";
   {
     RawHttp warm(front.port());

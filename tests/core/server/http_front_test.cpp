@@ -145,7 +145,7 @@ TEST(HttpFrontTest, ABodyOverTheLimitGets413WithoutBeingRead) {
   RawHttp connection(h.port);
   // Announced length over the limit: refused before the body.
   connection.write(
-      "POST /mcp HTTP/1.1\r\nHost: x\r\nAccept: application/json, text/event-stream\r\n"
+      "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n"
       "Content-Type: application/json\r\nContent-Length: " +
       std::to_string(huge.size()) + "\r\n\r\n");
   const auto refused = connection.readAll();
@@ -155,7 +155,7 @@ TEST(HttpFrontTest, ABodyOverTheLimitGets413WithoutBeingRead) {
   // Chunked, so the length shows only while reading: refused once past the limit.
   RawHttp chunked(h.port);
   chunked.write(
-      "POST /mcp HTTP/1.1\r\nHost: x\r\nAccept: application/json, text/event-stream\r\n"
+      "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n"
       "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
   for (int i = 0; i < 40; ++i) {
     const std::string piece(8192, 'r');
@@ -190,6 +190,14 @@ TEST(HttpFrontTest, BearerTokenAndOriginAreChecked) {
   EXPECT_EQ(h.post(call(1, "initialize"), with(auth, {{"Origin", "http://127.0.0.1.evil.example"}}))
                 .status,
             403);
+  // DNS rebinding: a page whose name now points at 127.0.0.1 sends its own name as Host,
+  // with or without an Origin; only loopback names and the allowed origins' hosts pass.
+  const std::string port = ":" + std::to_string(h.port);
+  EXPECT_EQ(h.post(call(1, "initialize"), with(auth, {{"Host", "evil.example" + port}})).status,
+            403);
+  EXPECT_EQ(h.send("GET", "", with(auth, {{"Host", "evil.example"}})).status, 403);
+  EXPECT_EQ(h.post(call(1, "initialize"), with(auth, {{"Host", "localhost" + port}})).status, 200);
+  EXPECT_EQ(h.post(call(1, "initialize"), with(auth, {{"Host", "app.example"}})).status, 200);
 }
 
 TEST(HttpFrontTest, ABrokenPostStreamIsReplayedOnGetWithLastEventId) {
