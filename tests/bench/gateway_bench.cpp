@@ -157,8 +157,9 @@ double median(std::vector<double> values) {
   return values.empty() ? 0 : values[values.size() / 2];
 }
 
-// Connects to kaja serve as `plan` and lists its tools; with `memory`, fills in its peak
-// and private kB while it still runs. Returns the number of tools.
+// Connects to kaja serve as `plan` and lists its tools; when `peakKb` is given, fills in
+// its peak RSS and private dirty kB (`ownKb`) while it still runs. Returns the number of
+// tools.
 core::Result<std::size_t> listThroughServe(const core::LaunchPlan& plan, long* peakKb,
                                            long* ownKb) {
   namespace mcp = core::mcp;
