@@ -195,7 +195,13 @@ bool Gateway::Impl::subscribed(const std::string& ability) const {
 
 std::string Gateway::Impl::stateOf(const std::string& ability) const {
   if (auto tools = host->tools(ability)) {
-    return "ready, " + std::to_string(tools->size()) + " tools";
+    // What the persona offers of them, which is what a model can call.
+    std::size_t offered = 0;
+    if (catalog) {
+      for (const auto& tool : catalog->list()) offered += tool.ability == ability ? 1 : 0;
+    }
+    return "ready, " + std::to_string(offered) + " of its " + std::to_string(tools->size()) +
+           " tools offered";
   }
   if (connecting.contains(ability)) return "connecting";
   if (auto why = failures.find(ability); why != failures.end()) {

@@ -194,6 +194,7 @@ TEST_F(ServeLifecycleTest, AKeepAliveServerComesBackByItselfALazyOneOnUse) {
   EXPECT_THAT(text, HasSubstr("lazy: idle (lazy), "));
   EXPECT_THAT(text, HasSubstr("tools cached"));
   EXPECT_THAT(text, HasSubstr("keeper: ready, "));
+  EXPECT_THAT(text, ::testing::ContainsRegex("keeper: ready, [0-9]+ of its [0-9]+ tools offered"));
   kaja->send(request(
       2, "tools/call",
       {{"name", "mcp"},
