@@ -156,8 +156,16 @@ Result<pid_t> startOnThisThread(const ExecSpec& spec, const ChildPlan& base) {
   ::sigfillset(&all);
   ::pthread_sigmask(SIG_BLOCK, &all, &previous);
   // CLONE_VFORK: this thread waits until the child has called execve or exited.
+#if defined(__SANITIZE_THREAD__)
+  // Under ThreadSanitizer the child gets a copy of the memory instead: the child's own
+  // instrumented steps would otherwise update this thread's race-detector state, which
+  // ThreadSanitizer then reads as races in code the parent ran.
+  constexpr int kShareMemory = 0;
+#else
+  constexpr int kShareMemory = CLONE_VM;
+#endif
   const pid_t pid = ::clone(childMain, static_cast<char*>(stack) + kChildStack,
-                            CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+                            kShareMemory | CLONE_VFORK | SIGCHLD, &plan);
   const int cloneErrno = errno;
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 #if defined(__SANITIZE_ADDRESS__)
