@@ -125,9 +125,10 @@ TEST_F(ServeStdioTest, ATenMegabyteLineIsRefusedWithoutHoldingIt) {
   const long after = kaja->statusKb("VmHWM");
   RecordProperty("VmHWMBeforeKb", std::to_string(before));
   RecordProperty("VmHWMAfterKb", std::to_string(after));
-  // Far below the line (10 MB, i.e. 10240 kB) however it is counted.
-  EXPECT_LT(after - before, 6 * 1024) << "before " << before << " kB, after " << after << " kB";
+  // Far below the line (10 MB, i.e. 10240 kB) however it is counted. In a sanitizer tree the
+  // growth is the sanitizer's shadow of the buffers kaja reused, not kaja's own.
   if (kaja::testing::kMemoryIsMeasured) {
+    EXPECT_LT(after - before, 6 * 1024) << "before " << before << " kB, after " << after << " kB";
     EXPECT_LT(after, 60 * 1024);
   }
 }
