@@ -64,7 +64,8 @@ std::string clip(std::string_view text, std::size_t limit) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (c < 0x20 || c == 0x7f) {
       out += ' ';
-    } else if (c == 0xC2 && i + 1 < cut && static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
+    } else if (c == 0xC2 && i + 1 < cut && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
       appendEscape(out, static_cast<unsigned char>(text[i + 1]));  // U+0080..U+009F
       ++i;
     } else if (c == 0xE2 && i + 2 < cut) {

@@ -83,6 +83,13 @@ TEST(JsonRpcTest, ClipEscapesWhatTurnsOrBreaksTheLineWhereItIsShown) {
   // Their neighbours and other scripts are kept: U+2027, U+202F, U+2065, U+206A, U+00A0, é, 日.
   const std::string kept = "\u2027\u202f\u2065\u206a\u00a0\u00e9\u65e5";
   EXPECT_EQ(clip(kept), kept);
+  // A lead byte without its continuation is not taken for a control, nor is what follows it.
+  EXPECT_EQ(clip("\xc2"
+                 "A\xe2"
+                 "AB"),
+            "\xc2"
+            "A\xe2"
+            "AB");
   // A sequence cut short at the end is left for the cut to handle, never read past.
   EXPECT_EQ(clip(std::string("x\xe2\x80", 3)), std::string("x\xe2\x80", 3));
   EXPECT_EQ(clip("ab\u202ecd", 3), "ab…");
