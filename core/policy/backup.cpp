@@ -120,6 +120,12 @@ bool isBackupStamp(std::string_view stamp) {
   return rest.empty() || (rest.size() <= 10 && rest[0] == '-' && allDigits(rest.substr(1)));
 }
 
+Result<void> checkBackupStamp(std::string_view stamp) {
+  if (isBackupStamp(stamp)) return {};
+  return fail(ErrorCode::kUsage, quoteForMessage(stamp) + " is not a backup stamp such as " +
+                                     "20261129T193000.123Z; list_backups shows them.");
+}
+
 std::optional<std::chrono::system_clock::time_point> parseBackupStamp(std::string_view stamp) {
   if (!isBackupStamp(stamp)) return std::nullopt;
   return utcFromDigits(stamp, {0, 4, 6, 9, 11, 13, 16});
@@ -297,10 +303,7 @@ std::optional<StoredCopy> BackupStore::describeCopy(const std::string& storedPat
 
 Result<std::optional<std::string>> BackupStore::restoreBackup(const std::string& resolvedPath,
                                                               const std::string& stamp) const {
-  if (!isBackupStamp(stamp)) {
-    return fail(ErrorCode::kUsage, quoteForMessage(stamp) + " is not a backup stamp such as " +
-                                       "20261129T193000.123Z; list_backups shows them.");
-  }
+  if (auto checked = checkBackupStamp(stamp); !checked) return std::unexpected(checked.error());
   std::string stored = folderFor(resolvedPath) + "/" + stamp;
   UniqueFd source(
       retryOnEintr([&] { return ::open(stored.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW); }));

@@ -22,6 +22,9 @@ std::string formatBackupStamp(std::chrono::system_clock::time_point time);
 /// by "-N" when two copies fell in the same millisecond. Nothing else (no '/', no "..").
 bool isBackupStamp(std::string_view stamp);
 
+/// Returns a usage error naming `stamp` (escaped) when it is not one isBackupStamp accepts.
+Result<void> checkBackupStamp(std::string_view stamp);
+
 /// Returns the time `stamp` names (a "-N" suffix does not change it), or nullopt when it is
 /// not a stamp isBackupStamp accepts or names no real date and time.
 std::optional<std::chrono::system_clock::time_point> parseBackupStamp(std::string_view stamp);

@@ -171,11 +171,8 @@ void BackupTools::callAsync(const std::string& tool, const mcp::Json& arguments,
     return;
   }
   // A stamp that cannot name a copy is refused before a person is asked about it.
-  if (const auto& stamp = arguments["stamp"].get_ref<const std::string&>(); !isBackupStamp(stamp)) {
-    finish(fail(ErrorCode::kUsage,
-                quoteForMessage(stamp) +
-                    " is not a backup stamp such as 20261129T193000.123Z; list_backups shows them.",
-                kKajaAbility));
+  if (auto checked = checkBackupStamp(arguments["stamp"].get_ref<const std::string&>()); !checked) {
+    finish(std::unexpected(checked.error()));
     return;
   }
   ApprovalPolicy always{ApprovalMode::kAlways, {}};
