@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "core/server/session.h"
 
@@ -129,6 +130,14 @@ std::string hostOf(std::string_view authority) {
   return host;
 }
 
+// Returns the authority of `origin` ("scheme://authority/…"), or nullopt without a scheme.
+std::optional<std::string_view> authorityOf(std::string_view origin) {
+  const auto scheme = origin.find("://");
+  if (scheme == std::string_view::npos) return std::nullopt;
+  const std::string_view rest = origin.substr(scheme + 3);
+  return rest.substr(0, rest.find('/'));
+}
+
 bool isLoopbackHost(const std::string& host) {
   return host == "localhost" || host == "[::1]" || isLoopbackIpv4(host);
 }
@@ -153,11 +162,9 @@ bool accepts(std::string_view accept, std::string_view mediaType) {
 
 bool originAllowed(std::string_view origin, const std::vector<std::string>& allowed) {
   const std::string whole = lower(trim(origin));
-  const auto scheme = whole.find("://");
-  if (scheme == std::string::npos) return false;  // "null" and other opaque origins
-  std::string_view authority = std::string_view(whole).substr(scheme + 3);
-  authority = authority.substr(0, authority.find('/'));
-  const std::string host = hostOf(authority);
+  const auto authority = authorityOf(whole);
+  if (!authority) return false;  // "null" and other opaque origins
+  const std::string host = hostOf(*authority);
   if (isLoopbackHost(host)) return true;
   return std::any_of(allowed.begin(), allowed.end(), [&](const std::string& entry) {
     const std::string wanted = lower(entry);
@@ -170,12 +177,7 @@ bool hostAllowed(std::string_view host, const std::vector<std::string>& allowed)
   if (isLoopbackHost(name)) return true;
   return !name.empty() &&
          std::any_of(allowed.begin(), allowed.end(), [&](const std::string& entry) {
-           std::string_view wanted = entry;
-           if (const auto scheme = wanted.find("://"); scheme != std::string_view::npos) {
-             wanted = wanted.substr(scheme + 3);
-             wanted = wanted.substr(0, wanted.find('/'));
-           }
-           return hostOf(wanted) == name;
+           return hostOf(authorityOf(entry).value_or(entry)) == name;
          });
 }
 
