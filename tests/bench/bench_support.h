@@ -107,15 +107,21 @@ inline void summarize(std::vector<double> latenciesUs, double wallSeconds, RunSt
   stats.callsPerSecond = wallSeconds > 0 ? static_cast<double>(stats.calls) / wallSeconds : 0;
 }
 
-/// Returns this process's peak resident set (VmHWM) in KiB, or -1 when /proc lacks it.
-inline long peakRssKb() {
-  std::ifstream status("/proc/self/status");
+/// Returns the number after "`field`:" in the /proc file `path` (kB in status and
+/// smaps_rollup), or `missing` when the file or the field is not there.
+inline long procFieldKb(const std::string& path, const std::string& field, long missing = 0) {
+  std::ifstream in(path);
   std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+  while (std::getline(in, line)) {
+    if (line.starts_with(field + ":")) {
+      return std::strtol(line.c_str() + field.size() + 1, nullptr, 10);
+    }
   }
-  return -1;
+  return missing;
 }
+
+/// Returns this process's peak resident set (VmHWM) in KiB, or -1 when /proc lacks it.
+inline long peakRssKb() { return procFieldKb("/proc/self/status", "VmHWM", -1); }
 
 /// Returns microseconds between two instants.
 inline double microseconds(Clock::duration duration) {

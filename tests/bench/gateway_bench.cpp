@@ -53,29 +53,14 @@ struct Options {
 
 // Returns VmHWM of `pid` in kB (0 when unknown).
 long peakRssOf(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.starts_with("VmHWM:")) return std::strtol(line.c_str() + 6, nullptr, 10);
-  }
-  return 0;
-}
-
-/// Returns a field of /proc/<pid>/smaps_rollup in kB (0 when unknown): what the process
-/// maps now, not its peak.
-long rollupKb(pid_t pid, const std::string& field) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/smaps_rollup");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.starts_with(field + ":"))
-      return std::strtol(line.c_str() + field.size() + 1, nullptr, 10);
-  }
-  return 0;
+  return procFieldKb("/proc/" + std::to_string(pid) + "/status", "VmHWM");
 }
 
 /// Pages of `pid` that it wrote and no other process shares (heap, stacks, relocated
 /// library data): what it costs beyond the binary and libraries every kaja maps from disk.
-long privateKb(pid_t pid) { return rollupKb(pid, "Private_Dirty"); }
+long privateKb(pid_t pid) {
+  return procFieldKb("/proc/" + std::to_string(pid) + "/smaps_rollup", "Private_Dirty");
+}
 
 struct Home {
   std::string root;
@@ -114,6 +99,19 @@ struct Sample {
   long privateKb = 0;
 };
 
+// Runs `client`'s connect (initialize) on `io` until it has an answer.
+core::Result<void> connectNow(boost::asio::io_context& io, core::mcp::Client& client) {
+  bool ready = false;
+  std::optional<core::Error> failure;
+  client.connect([&](core::Result<core::mcp::ServerInfo> info) {
+    if (!info) failure = info.error();
+    ready = true;
+  });
+  detail::runUntil(io, ready);
+  if (failure) return std::unexpected(*failure);
+  return {};
+}
+
 // Connects to `plan`, warms up, times the calls; for the gateway, reads kaja's peak RSS.
 core::Result<Sample> measure(const core::LaunchPlan& plan, const Options& options, int inflight,
                              bool gateway) {
@@ -122,14 +120,9 @@ core::Result<Sample> measure(const core::LaunchPlan& plan, const Options& option
   auto transport = mcp::StdioTransport::spawn(io, plan, {.serverName = "bench"});
   if (!transport) return std::unexpected(transport.error());
   auto client = mcp::Client::create(io, *transport);
-  bool ready = false;
-  std::optional<core::Error> failure;
-  client->connect([&](core::Result<mcp::ServerInfo> info) {
-    if (!info) failure = info.error();
-    ready = true;
-  });
-  detail::runUntil(io, ready);
-  if (failure) return std::unexpected(*failure);
+  if (auto connected = connectNow(io, *client); !connected) {
+    return std::unexpected(connected.error());
+  }
   WorkerSpec spec;
   spec.inflight = inflight;
   spec.message = kMessage;
@@ -167,25 +160,18 @@ core::Result<std::size_t> listThroughServe(const core::LaunchPlan& plan, long* p
   auto transport = mcp::StdioTransport::spawn(io, plan, {.serverName = "kaja serve"});
   if (!transport) return std::unexpected(transport.error());
   auto client = mcp::Client::create(io, *transport);
-  bool done = false;
   std::optional<core::Error> failure;
+  if (auto connected = connectNow(io, *client); !connected) failure = connected.error();
   std::size_t tools = 0;
-  client->connect([&](core::Result<mcp::ServerInfo> info) {
-    if (!info) {
-      failure = info.error();
-      done = true;
-      return;
-    }
-    client->listTools([&](core::Result<std::vector<mcp::Tool>> listed) {
-      if (listed) {
-        tools = listed->size();
-      } else {
-        failure = listed.error();
-      }
-      done = true;
+  if (!failure) {
+    bool listed = false;
+    client->listTools([&](const core::Result<std::vector<mcp::Tool>>& list) {
+      if (!list) failure = list.error();
+      tools = list ? list->size() : 0;
+      listed = true;
     });
-  });
-  detail::runUntil(io, done);
+    detail::runUntil(io, listed);
+  }
   if (!failure && peakKb != nullptr) {
     *peakKb = peakRssOf((*transport)->pid());
     *ownKb = privateKb((*transport)->pid());
