@@ -112,7 +112,12 @@ GatewaySession::GatewaySession(std::shared_ptr<Gateway::Impl> gateway,
     : gateway_(std::move(gateway)),
       outbox_(std::move(outbox)),
       approver_(*this),
-      approvals_(approver_) {}
+      approvals_(approver_),
+      asked_(gateway_->io) {
+  // The ledger runs this only while it, and so this session, lives.
+  asked_.setExpiredHandler(
+      [this](std::int64_t id, Asked asked) { onAskExpired(id, std::move(asked)); });
+}
 
 GatewaySession::~GatewaySession() = default;
 
@@ -143,9 +148,7 @@ void GatewaySession::end() {
     call.cancelled = true;
     gateway_->host->cancel(call.call, "the client went away");
   }
-  auto asked = std::move(asked_);
-  for (auto& [id, pending] : asked) {
-    pending.timer->cancel();
+  for (auto& [id, pending] : asked_.takeAll()) {
     if (pending.done) pending.done(fail(ErrorCode::kConnect, "the client went away"));
   }
 }
@@ -195,29 +198,29 @@ void GatewaySession::sendRequest(const std::string& method, Json params, const J
     askInput(method, std::move(params), std::move(done), inputKey);
     return;
   }
-  const std::int64_t id = nextId_++;
-  Asked& pending = asked_[id];
-  pending.done = std::move(done);
-  pending.timer = std::make_unique<boost::asio::steady_timer>(gateway_->io, timeout);
-  pending.timer->async_wait(
-      [weak = weak_from_this(), id, timeout](const boost::system::error_code& ec) {
-        auto self = weak.lock();
-        if (ec || !self) return;
-        auto it = self->asked_.find(id);
-        if (it == self->asked_.end()) return;
-        auto answer = std::move(it->second.done);
-        self->asked_.erase(it);
-        answer(fail(ErrorCode::kTimeout,
-                    "no answer within " + std::to_string(timeout.count() / 1000) + " s"));
-      });
+  const std::int64_t id = asked_.nextId();
+  asked_.add(id, Asked{.done = std::move(done), .timeout = timeout, .relatedTo = relatedTo},
+             timeout);
   outbox_->send({{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}},
                 relatedTo);
 }
 
+void GatewaySession::onAskExpired(std::int64_t id, Asked asked) {
+  // The sender of a request it gives up on should say so (basic/utilities/cancellation).
+  if (!ended_) {
+    outbox_->send(
+        {{"jsonrpc", "2.0"},
+         {"method", "notifications/cancelled"},
+         {"params", {{"requestId", id}, {"reason", "kaja stopped waiting for an answer"}}}},
+        asked.relatedTo);
+  }
+  asked.done(fail(ErrorCode::kTimeout,
+                  "no answer within " + std::to_string(asked.timeout.count() / 1000) + " s"));
+}
+
 void GatewaySession::onResponse(const mcp::Response& response) {
-  auto it =
-      response.id.is_number_integer() ? asked_.find(response.id.get<std::int64_t>()) : asked_.end();
-  if (it == asked_.end()) {
+  auto taken = asked_.take(response.id);
+  if (!taken) {
     // What could not be read as a request, a notification or a reply (`{"id": 8}`, `[1]`, a
     // value nested past the limit) and answers nothing kaja asked is an invalid request: the
     // client hears so, under its id when one could be read. A readable reply to nothing is
@@ -229,9 +232,7 @@ void GatewaySession::onResponse(const mcp::Response& response) {
     }
     return;
   }
-  Asked pending = std::move(it->second);
-  asked_.erase(it);
-  pending.timer->cancel();
+  Asked pending = std::move(*taken);
   if (response.result) {
     pending.done(*response.result);
   } else if (response.error) {

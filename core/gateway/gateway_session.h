@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/gateway/gateway_impl.h"
+#include "core/mcp/request_ledger.h"
 #include "core/policy/approval.h"
 
 namespace kaja::core::gateway {
@@ -117,9 +118,11 @@ class GatewaySession final : public server::Session,
     mcp::Json honored;  ///< the filter kaja acknowledged
     std::set<std::string> uris;
   };
+  /// A request kaja sent the client, and who waits for its answer.
   struct Asked {
     std::function<void(Result<mcp::Json>)> done;
-    std::unique_ptr<boost::asio::steady_timer> timer;
+    std::chrono::milliseconds timeout{0};
+    mcp::Json relatedTo;  ///< the client's request it was sent for, whose stream it took
   };
   /// Something a stateless client is asked in an input_required result, and who waits.
   struct InputAsk {
@@ -132,6 +135,8 @@ class GatewaySession final : public server::Session,
   void onRequest(const mcp::Request& request);
   void onNotification(const mcp::Notification& notification);
   void onResponse(const mcp::Response& response);
+  /// The client did not answer request `id` in time: it is told to stop, and who waits hears.
+  void onAskExpired(std::int64_t id, Asked asked);
   void respond(const mcp::Json& id, Result<mcp::Json> result);
   /// Adds what a result carries at the client's protocol version (resultType, cache hints,
   /// serverInfo at 2026-07-28), or removes what it must not.
@@ -187,8 +192,7 @@ class GatewaySession final : public server::Session,
   std::string version_;
   mcp::Json clientCapabilities_ = mcp::Json::object();
   std::map<std::string, InFlight> inFlight_;  ///< by the client's request id, as JSON text
-  std::int64_t nextId_ = 1;
-  std::map<std::int64_t, Asked> asked_;  ///< requests kaja sent the client
+  mcp::RequestLedger<Asked> asked_;           ///< requests kaja sent the client
   /// Resource URIs the client subscribed to, with the ability that serves each.
   std::map<std::string, std::string> subscribed_;
   std::optional<Listening> listening_;  ///< a 2026-07-28 client's open listen stream

@@ -54,10 +54,14 @@ Client::Client(asio::io_context& io, std::shared_ptr<Transport> transport, Clien
     : io_(io),
       transport_(std::move(transport)),
       options_(std::move(options)),
+      pending_(io),
       connectTimer_(io),
-      deadlineTimer_(io),
       refreshTimer_(io),
-      listenTimer_(io) {}
+      listenTimer_(io) {
+  // The ledger runs this only while it, and so this client, lives.
+  pending_.setExpiredHandler(
+      [this](std::int64_t id, Pending pending) { onTimeout(id, std::move(pending)); });
+}
 
 Client::~Client() {
   // The transport outlives us while its work is pending; its handlers hold only weak
@@ -201,7 +205,7 @@ std::int64_t Client::request(const std::string& method, Json params,
                              std::chrono::milliseconds timeout, ResultCallback done,
                              std::function<void(const Progress&)> onProgress) {
   if (state_ != State::kReady) {
-    const std::int64_t id = ids_.next();
+    const std::int64_t id = pending_.nextId();
     postFailure(std::move(done),
                 closedError_ ? *closedError_
                              : makeError(ErrorCode::kConnect, describe() + " is not connected; " +
@@ -227,7 +231,7 @@ std::int64_t Client::startRequest(const std::string& method, std::string label, 
                                   bool resetTimeoutOnProgress, std::string toolName,
                                   std::int64_t id) {
   // A call of several rounds names its first request before sending it (requestWithInputs).
-  if (id == 0) id = ids_.next();
+  if (id == 0) id = pending_.nextId();
   if (!transport_->isOpen()) {
     postFailure(std::move(done), closedError_
                                      ? *closedError_
@@ -238,15 +242,16 @@ std::int64_t Client::startRequest(const std::string& method, std::string label, 
     if (!params.is_object()) params = Json::object();
     params["_meta"]["progressToken"] = id;
   }
-  Pending pending{.method = method,
-                  .label = std::move(label),
-                  .toolName = std::move(toolName),
-                  .done = std::move(done),
-                  .onProgress = std::move(onProgress),
-                  .timeout = timeout.count() == 0 ? options_.requestTimeout : timeout,
-                  .resetTimeoutOnProgress = resetTimeoutOnProgress};
-  restartDeadline(pending);
-  pending_.emplace(id, std::move(pending));
+  const auto requestTimeout = timeout.count() == 0 ? options_.requestTimeout : timeout;
+  pending_.add(id,
+               Pending{.method = method,
+                       .label = std::move(label),
+                       .toolName = std::move(toolName),
+                       .done = std::move(done),
+                       .onProgress = std::move(onProgress),
+                       .timeout = requestTimeout,
+                       .resetTimeoutOnProgress = resetTimeoutOnProgress},
+               requestTimeout);
   transport_->send(Request{id, method, std::move(params)});
   return id;
 }
@@ -256,52 +261,13 @@ std::string Client::Pending::describe() const {
   return toolName.empty() ? method : method + " '" + toolName + "'";
 }
 
-void Client::restartDeadline(Pending& pending) {
-  if (pending.timeout.count() <= 0) return;
-  pending.deadline = Clock::now() + pending.timeout;
-  armDeadlineTimer(pending.deadline);
-}
-
-void Client::armDeadlineTimer(Clock::time_point deadline) {
-  // A later deadline is found when the armed one fires; only an earlier one re-arms.
-  if (deadline >= deadlineArmedFor_) return;
-  deadlineArmedFor_ = deadline;
-  // Re-arming cancels the previous wait; its handler sees operation_aborted and returns.
-  deadlineTimer_.expires_at(deadline);
-  deadlineTimer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
-    if (auto self = weak.lock(); self && !ec) self->onDeadline();
-  });
-}
-
-void Client::onDeadline() {
-  deadlineArmedFor_ = Clock::time_point::max();
-  const auto now = Clock::now();
-  std::vector<std::int64_t> expired;
-  auto next = Clock::time_point::max();
-  for (const auto& [id, pending] : pending_) {
-    if (pending.deadline <= now) {
-      expired.push_back(id);
-    } else {
-      next = std::min(next, pending.deadline);
-    }
-  }
-  // The callbacks may start or cancel requests, so none runs while pending_ is walked.
-  for (const std::int64_t id : expired) onTimeout(id);
-  armDeadlineTimer(next);
-}
-
 void Client::postFailure(ResultCallback done, Error error) {
   if (!done) return;
   asio::post(io_,
              [done = std::move(done), error = std::move(error)] { done(std::unexpected(error)); });
 }
 
-void Client::onTimeout(std::int64_t id) {
-  const auto it = pending_.find(id);
-  if (it == pending_.end()) return;
-  Pending pending = std::move(it->second);
-  pending_.erase(it);
-  forget(id);
+void Client::onTimeout(std::int64_t id, Pending pending) {
   const std::string waited =
       formatDuration(pending.budget.count() > 0 ? pending.budget : pending.timeout);
   notify("notifications/cancelled",
@@ -329,11 +295,9 @@ bool Client::cancel(std::int64_t requestId, const std::string& reason) {
     }
     requestId = call->second.inFlight;
   }
-  const auto it = pending_.find(requestId);
-  if (it == pending_.end() || it->second.method == "initialize") return false;
-  Pending pending = std::move(it->second);
-  pending_.erase(it);
-  forget(requestId);
+  const Pending* found = pending_.find(requestId);
+  if (found == nullptr || found->method == "initialize") return false;
+  Pending pending = std::move(*pending_.giveUp(requestId));
   notify("notifications/cancelled", {{"requestId", requestId}, {"reason", reason}});
   postFailure(
       std::move(pending.done),
@@ -533,12 +497,9 @@ void Client::onTransportClosed(const Error& error) {
   state_ = State::kClosed;
   closedError_ = error;
   connectTimer_.cancel();
-  deadlineTimer_.cancel();
   refreshTimer_.cancel();
   listenTimer_.cancel();
-  deadlineArmedFor_ = Clock::time_point::max();
-  auto pending = std::move(pending_);
-  pending_.clear();
+  auto pending = pending_.takeAll();
   for (auto& [id, request] : pending) {
     Error failure = error;
     if (failure.code != ErrorCode::kTimeout && !failure.message.empty() &&

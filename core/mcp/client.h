@@ -4,7 +4,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -12,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/mcp/request_ledger.h"
 #include "core/mcp/transport.h"
 #include "core/mcp/types.h"
 
@@ -156,7 +156,6 @@ class Client : public std::enable_shared_from_this<Client> {
     /// The whole call's time when this request has only what is left of it (a later round of
     /// input_required), for the timeout error; 0 when it is `timeout`.
     std::chrono::milliseconds budget{0};
-    Clock::time_point deadline = Clock::time_point::max();
     bool resetTimeoutOnProgress = false;
 
     /// Returns the request's name for errors, such as "tools/call 'echo'".
@@ -177,15 +176,12 @@ class Client : public std::enable_shared_from_this<Client> {
                             std::function<void(const Progress&)> onProgress,
                             bool resetTimeoutOnProgress = false, std::string toolName = {},
                             std::int64_t id = 0);
-  void restartDeadline(Pending& pending);
-  void armDeadlineTimer(Clock::time_point deadline);
-  void onDeadline();
   void onMessage(Message message);
   void onResponse(Response&& response);
   void onRequestFailed(const Json& id, const Error& error);
   void onServerRequest(const Request& request);
   void onNotification(const Notification& notification);
-  void onTimeout(std::int64_t id);
+  void onTimeout(std::int64_t id, Pending pending);
   void onTransportClosed(const Error& error);
   void onInitialized(Result<Json> result, const std::function<void(Result<ServerInfo>)>& done);
   void sendInitialize(const ConnectDone& once);
@@ -212,7 +208,6 @@ class Client : public std::enable_shared_from_this<Client> {
   void respond(const Json& id, Result<Json> result);
   void warn(const std::string& text);
   void onUnmatched(const Response& response);
-  void forget(std::int64_t id);
   void postFailure(ResultCallback done, Error error);
   [[nodiscard]] Json clientCapabilities() const;
   [[nodiscard]] Error makeError(ErrorCode code, std::string message) const;
@@ -221,15 +216,10 @@ class Client : public std::enable_shared_from_this<Client> {
   std::shared_ptr<Transport> transport_;
   ClientOptions options_;
   State state_ = State::kIdle;
-  IdAllocator ids_;
-  std::map<std::int64_t, Pending> pending_;
+  /// Requests sent and not yet answered, with their deadlines and the ids given up on.
+  RequestLedger<Pending> pending_;
   std::map<std::int64_t, InputCall> inputCalls_;  ///< by the id callTool() returned
   boost::asio::steady_timer connectTimer_;
-  // One timer for every request's deadline, set for the earliest one it knows of. It is
-  // left running when that request is answered early and re-armed only when it fires,
-  // which keeps a syscall off each call's path.
-  boost::asio::steady_timer deadlineTimer_;
-  Clock::time_point deadlineArmedFor_ = Clock::time_point::max();
   ServerInfo serverInfo_;
   std::vector<Tool> tools_;
   bool toolsListed_ = false;
@@ -247,8 +237,6 @@ class Client : public std::enable_shared_from_this<Client> {
   std::size_t warnings_ = 0;
   std::size_t lastResponseBytes_ = 0;  ///< the size of the reply being handed to its callback
   std::size_t serverRequestsInFlight_ = 0;
-  /// Requests given up on (timed out, cancelled), whose late answers are no surprise.
-  std::deque<std::int64_t> forgotten_;
   std::optional<Error> closedError_;
   std::vector<std::function<void()>> closeWaiters_;
 

@@ -10,7 +10,6 @@ namespace kaja::core::mcp {
 namespace {
 
 // How many given-up request ids are remembered, so that their late answers pass quietly.
-constexpr std::size_t kForgottenIds = 256;
 
 /// Returns `sentence` with its first letter lower-cased, to follow a colon.
 std::string lowerFirst(std::string sentence) {
@@ -31,11 +30,7 @@ void Client::onMessage(Message message) {
 }
 
 void Client::onRequestFailed(const Json& id, const Error& error) {
-  const auto it = id.is_number_integer() ? pending_.find(id.get<std::int64_t>()) : pending_.end();
-  if (it == pending_.end()) return;
-  Pending pending = std::move(it->second);
-  pending_.erase(it);
-  pending.done(std::unexpected(error));
+  if (auto pending = pending_.take(id)) pending->done(std::unexpected(error));
 }
 
 void Client::warn(const std::string& text) {
@@ -48,11 +43,6 @@ void Client::warn(const std::string& text) {
   warningHandler_(text);
 }
 
-void Client::forget(std::int64_t id) {
-  forgotten_.push_back(id);
-  if (forgotten_.size() > kForgottenIds) forgotten_.pop_front();
-}
-
 void Client::onUnmatched(const Response& response) {
   if (response.unreadable) {
     const std::string id =
@@ -62,11 +52,7 @@ void Client::onUnmatched(const Response& response) {
     return;
   }
   // Normal after a timeout or cancel: the answer raced the notifications/cancelled.
-  if (response.id.is_number_integer() &&
-      std::find(forgotten_.begin(), forgotten_.end(), response.id.get<std::int64_t>()) !=
-          forgotten_.end()) {
-    return;
-  }
+  if (pending_.wasGivenUp(response.id)) return;
   const std::string what =
       response.error ? "an error (" + clip(response.error->message, 120) + ")" : "a result";
   warn(describe() + " sent " + what + " for a request kaja is not waiting for (id " +
@@ -74,15 +60,12 @@ void Client::onUnmatched(const Response& response) {
 }
 
 void Client::onResponse(Response&& response) {
-  const auto it = response.id.is_number_integer() ? pending_.find(response.id.get<std::int64_t>())
-                                                  : pending_.end();
-  if (it == pending_.end()) {
+  auto taken = pending_.take(response.id);
+  if (!taken) {
     onUnmatched(response);
     return;
   }
-  // The deadline timer stays armed; when it fires it finds this request gone.
-  Pending pending = std::move(it->second);
-  pending_.erase(it);
+  Pending pending = std::move(*taken);
   if (response.unreadable) {
     pending.done(std::unexpected(makeError(
         ErrorCode::kProtocol,
@@ -161,8 +144,9 @@ void Client::onNotification(const Notification& notification) {
   if (method == "notifications/progress" && params.is_object()) {
     const auto token = params.find("progressToken");
     if (token != params.end() && token->is_number_integer()) {
-      const auto it = pending_.find(token->get<std::int64_t>());
-      if (it != pending_.end() && it->second.onProgress) {
+      const std::int64_t id = token->get<std::int64_t>();
+      const Pending* pending = pending_.find(id);
+      if (pending != nullptr && pending->onProgress) {
         Progress progress;
         if (const auto value = params.find("progress"); value != params.end() && value->is_number())
           progress.progress = value->get<double>();
@@ -170,9 +154,9 @@ void Client::onNotification(const Notification& notification) {
           progress.total = total->get<double>();
         if (const auto text = params.find("message"); text != params.end() && text->is_string())
           progress.message = text->get<std::string>();
-        if (it->second.resetTimeoutOnProgress) restartDeadline(it->second);
+        if (pending->resetTimeoutOnProgress) pending_.restartDeadline(id, pending->timeout);
         // A copy: the callback may cancel its own call, which destroys the original.
-        const auto onProgress = it->second.onProgress;
+        const auto onProgress = pending->onProgress;
         onProgress(progress);
       }
     }

@@ -151,7 +151,7 @@ void Client::onDiscovered(Result<Json> result, const ConnectDone& once, int atte
 std::int64_t Client::requestWithInputs(const std::string& method, std::string label, Json params,
                                        CallOptions options, ResultCallback done) {
   // The call is known by its first request's id, which cancel() takes to the round in flight.
-  const std::int64_t callId = ids_.next();
+  const std::int64_t callId = pending_.nextId();
   inputCalls_[callId] = InputCall{.label = std::move(label), .done = std::move(done)};
   sendRound(callId, 0, method, std::move(params), std::move(options), Clock::time_point{});
   return callId;
@@ -185,11 +185,11 @@ void Client::sendRound(std::int64_t callId, int round, const std::string& method
                             std::move(result));
     }
   };
-  const std::int64_t id = round == 0 ? callId : ids_.next();
+  const std::int64_t id = round == 0 ? callId : pending_.nextId();
   startRequest(method, label, withMeta(params), left, std::move(next), std::move(onProgress), reset,
                {}, id);
-  if (const auto it = pending_.find(id); it != pending_.end() && round > 0) {
-    it->second.budget = timeout;
+  if (Pending* pending = pending_.find(id); pending != nullptr && round > 0) {
+    pending->budget = timeout;
   }
   if (const auto it = inputCalls_.find(callId); it != inputCalls_.end()) it->second.inFlight = id;
 }
