@@ -141,8 +141,8 @@ constexpr Command kCommands[] = {
      "  --json            print each row as the JSON line the log holds instead\n",
      runAudit},
     {"serve",
-     "serve [--persona P] [--names prefixed|bare] [--proxy] [--http HOST:PORT [--token-file F] "
-     "[--allow-origin O,…]]",
+     "serve [--persona P] [--names prefixed|bare] [--proxy] [--approval-timeout S] "
+     "[--http HOST:PORT [--token-file F] [--allow-origin O,…]]",
      "offer the persona's tools to any MCP client, through kaja's policy",
      "Serves the persona as one MCP server on stdin/stdout, for an agent to start (Claude\n"
      "Code, Cursor, VS Code, Goose). Every tool call passes the same rules as kaja call:\n"
@@ -160,6 +160,9 @@ constexpr Command kCommands[] = {
      "  --proxy       offer one tool, mcp, that searches, describes and calls the others:\n"
      "                a persona with hundreds of tools then costs a model a few hundred\n"
      "                tokens of schema\n"
+     "  --approval-timeout S  how long a person has to answer an approval the client asks\n"
+     "                (default 300 seconds, at most a day); no answer in time is a refusal,\n"
+     "                and the client is told to drop the question\n"
      "  --http HOST:PORT  speak Streamable HTTP at http://HOST:PORT/mcp instead of stdio\n"
      "                (port 0 picks a free one; kaja prints where it listens on stderr).\n"
      "                Each client gets its own session; loopback only unless given\n"

@@ -3,6 +3,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -29,10 +30,14 @@ using core::gateway::NameStyle;
 // How often the gateway looks for changed manifests, personas and keys.
 constexpr std::chrono::milliseconds kReloadCheck{1000};
 
+// The longest wait for a person's answer to an approval that --approval-timeout accepts.
+constexpr std::chrono::seconds kMaxApprovalTimeout{86400};
+
 struct ServeSettings {
   std::optional<std::string> persona;  ///< fixed by --persona; else the active one, followed
   NameStyle names = NameStyle::kPrefixed;
   bool proxy = false;
+  std::chrono::seconds approvalTimeout{300};  ///< how long a person has to answer an approval
   std::optional<core::server::HttpFrontOptions> http;  ///< --http: serve HTTP, not stdio
 };
 
@@ -124,6 +129,7 @@ class Server {
     core::gateway::GatewayOptions options;
     options.names = settings_.names;
     options.proxy = settings_.proxy;
+    options.approvalTimeout = settings_.approvalTimeout;
     options.home = core::homeDir();
     options.pipeline = pipelineOptionsFor(context_.paths);
     options.auditDir = context_.paths.dataDir;
@@ -232,8 +238,9 @@ class Server {
 }  // namespace
 
 int runServe(std::span<const std::string> args) {
-  auto parsed = parseArgs(args, {"--proxy"},
-                          {"--persona", "--names", "--http", "--token-file", "--allow-origin"});
+  auto parsed = parseArgs(
+      args, {"--proxy"},
+      {"--persona", "--names", "--http", "--token-file", "--allow-origin", "--approval-timeout"});
   if (!parsed) return reportError(parsed.error());
   if (!parsed->positional.empty()) {
     printError("serve takes no arguments (see kaja serve --help)");
@@ -251,6 +258,16 @@ int runServe(std::span<const std::string> args) {
       printError("--names takes prefixed or bare, not \"" + oneLine(*names) + "\"");
       return kExitUsage;
     }
+  }
+  if (auto wait = parsed->value("--approval-timeout")) {
+    auto seconds = parsePositive("--approval-timeout", *wait, "a positive number of seconds");
+    if (!seconds) return reportError(seconds.error());
+    if (*seconds > kMaxApprovalTimeout.count()) {
+      printError("--approval-timeout takes at most " + std::to_string(kMaxApprovalTimeout.count()) +
+                 " seconds (a day), not " + *wait);
+      return kExitUsage;
+    }
+    settings.approvalTimeout = std::chrono::seconds(*seconds);
   }
   if (auto listen = parsed->value("--http")) {
     auto http = parseListen(*listen);

@@ -290,6 +290,18 @@ TEST_F(ServeCliTest, ResourcesAndPromptsPassThroughUnderPrefixedNames) {
   EXPECT_FALSE(contents[0].value("text", "").empty());
 }
 
+TEST_F(ServeCliTest, AnApprovalTimeoutOutsideASecondToADayIsAUsageError) {
+  for (const std::string wait : {"0", "-5", "1.5", "abc", "", "86401", "99999999999999999999"}) {
+    testing::RunOptions run;
+    run.timeoutSeconds = 30;
+    auto result = testing::runCommandWith(
+        {testing::ServeFixture::kajaBin(), "serve", "--approval-timeout", wait}, env_.env(), run);
+    EXPECT_EQ(result.exitCode, 2) << wait << ": " << result.err;
+    EXPECT_THAT(result.err, HasSubstr("--approval-timeout")) << wait;
+    EXPECT_TRUE(result.out.empty()) << result.out;
+  }
+}
+
 TEST_F(ServeCliTest, BareNamesThatCollideStopTheGatewayAtStartNamingBothAbilities) {
   testing::RunOptions run;
   run.timeoutSeconds = 30;

@@ -191,6 +191,36 @@ TEST_F(ServeStdioTest, ACallCancelledWhileItsApprovalIsAskedNeverRuns) {
               ::testing::Not(HasSubstr("\"decision\":\"allowed\"")));
 }
 
+TEST_F(ServeStdioTest, AnApprovalNobodyAnswersIsARefusalAndTheClientIsToldToDropIt) {
+  auto kaja = env_.serve({"--persona", "files", "--approval-timeout", "1"});
+  ASSERT_FALSE(kaja->initialize({{"elicitation", json::object()}}).is_null()) << env_.serveErrors();
+  const std::string target = env_.home + "/rw/unanswered.txt";
+  kaja->send(request(8, "tools/call",
+                     {{"name", "fs__write_file"},
+                      {"arguments", {{"path", target}, {"content", "nobody said yes"}}}}));
+  auto asked = kaja->waitForMethod("elicitation/create", 15);
+  ASSERT_TRUE(asked) << env_.serveErrors();
+
+  // Nobody answers: after a second the question is withdrawn, by its id, and the call refused.
+  auto withdrawn = kaja->waitForMethod("notifications/cancelled", 15);
+  ASSERT_TRUE(withdrawn) << env_.serveErrors();
+  EXPECT_EQ((*withdrawn)["params"]["requestId"], (*asked)["id"]);
+  auto refused = kaja->answer(8, 15);
+  ASSERT_TRUE(refused) << env_.serveErrors();
+  EXPECT_TRUE((*refused)["result"].value("isError", false)) << refused->dump();
+  EXPECT_THAT((*refused)["result"].dump(), HasSubstr("no answer within 1 s"));
+
+  // A yes that comes after is no one's answer: nothing runs, and the session goes on.
+  kaja->send(json{{"jsonrpc", "2.0"},
+                  {"id", (*asked)["id"]},
+                  {"result", {{"action", "accept"}, {"content", {{"answer", "once"}}}}}});
+  kaja->send(request(9, "ping"));
+  ASSERT_TRUE(kaja->answer(9, 10));
+  EXPECT_FALSE(fs::exists(target));
+  EXPECT_THAT(testing::readFile(env_.auditPath()),
+              ::testing::Not(HasSubstr("\"decision\":\"allowed\"")));
+}
+
 TEST_F(ServeStdioTest, SwitchingThePersonaElsewhereReloadsToolsAndKeepsSharedServers) {
   env_.root.write("market/personas/one.toml",
                   "abilities = [{ name = \"fs\", roots = [\"~/rw\"] }, \"everything\"]\n");
