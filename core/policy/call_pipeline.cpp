@@ -310,7 +310,8 @@ void CallPipeline::approved(const std::shared_ptr<Running>& running) {
     }
     // 7. Output guard. Text it cuts is kept whole in a file the result names (V8).
     GuardedOutput guarded = guardOutput(*result, options_.limits);
-    if (guarded.report.textBytesCut > 0 && !options_.spillDir.empty()) {
+    const bool textLost = guarded.report.textBytesCut > 0 || guarded.report.blocksLeftOut > 0;
+    if (textLost && !options_.spillDir.empty()) {
       auto spilled =
           spillText(options_.spillDir, running->scope->ability.name, running->tool, *result);
       std::string note = spilled ? "kaja kept the whole text (" + std::to_string(spilled->second) +

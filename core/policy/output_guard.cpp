@@ -1,5 +1,7 @@
 #include "core/policy/output_guard.h"
 
+#include <algorithm>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -13,6 +15,10 @@ using mcp::Json;
 
 // A URI, name or MIME type longer than this is cut: it is there to identify, not to carry.
 constexpr size_t kIdentifierBytes = 1024;
+// What one content block's frame costs at least: `{"type":"text","text":""},` and a little.
+constexpr size_t kBlockFrameBytes = 32;
+// The budget for block frames is as large as the text limit, and never below this.
+constexpr size_t kMinFrameBudget = 4096;
 
 Json textBlock(std::string text) { return Json{{"type", "text"}, {"text", std::move(text)}}; }
 
@@ -104,7 +110,10 @@ Classified classify(const Json& block) {
 class Guard {
  public:
   explicit Guard(const OutputLimits& limits)
-      : limits_(limits), text_(limits.textBytes), meta_(limits.metaBytes) {}
+      : limits_(limits),
+        text_(limits.textBytes),
+        meta_(limits.metaBytes),
+        framesLeft_(std::max(limits.textBytes, kMinFrameBudget)) {}
 
   Json guardContent(const Json& content);
   Json guardStructured(const Json& structured);
@@ -119,6 +128,9 @@ class Guard {
                 const std::string& kind, Json& content);
   void addBad(const Json& block, const std::string& why, Json& content);
   std::string identifier(const std::string& value);
+  /// Takes `bytes` from the budget for block frames; false (the block is left out) when
+  /// they do not fit.
+  bool takeFrame(size_t bytes);
 
   const OutputLimits& limits_;
   TextBudget text_;
@@ -126,6 +138,10 @@ class Guard {
   size_t mediaLeft_ = limits_.mediaBytes;
   size_t mediaReplaced_ = 0;
   size_t blocksReplaced_ = 0;
+  // Each block's keys, identifiers and the note kaja may put in its place cost this budget, so
+  // that a result of many tiny or many replaced blocks cannot grow past every limit.
+  size_t framesLeft_;
+  size_t blocksLeftOut_ = 0;
   size_t structuredCut_ = 0;
   size_t structuredHidden_ = 0;
   bool structuredDropped_ = false;
@@ -153,8 +169,49 @@ Json Guard::guardContent(const Json& content) {
   return out;
 }
 
+bool Guard::takeFrame(size_t bytes) {
+  if (bytes > framesLeft_) {
+    framesLeft_ = 0;  // later blocks are left out too, so the ones shown keep their order
+    ++blocksLeftOut_;
+    return false;
+  }
+  framesLeft_ -= bytes;
+  return true;
+}
+
+// Returns the bytes of a block's frame: its keys and punctuation and its identifiers (URI,
+// name, MIME type), as far as kaja keeps them.
+size_t frameBytes(const Json& block, Kind kind) {
+  size_t bytes = kBlockFrameBytes;
+  const auto add = [&bytes](const Json& object, const char* key) {
+    if (!object.is_object()) return;
+    if (const std::string* value = stringMember(object, key)) {
+      bytes += std::min(value->size(), kIdentifierBytes) + std::strlen(key) + 4;
+    }
+  };
+  switch (kind) {
+    case Kind::kMedia:
+      add(block, "mimeType");
+      break;
+    case Kind::kLink:
+      add(block, "uri");
+      add(block, "name");
+      break;
+    case Kind::kResourceText:
+    case Kind::kResourceBlob:
+      add(block["resource"], "uri");
+      add(block["resource"], "mimeType");
+      break;
+    case Kind::kText:
+    case Kind::kBad:
+      break;
+  }
+  return bytes;
+}
+
 void Guard::addBlock(const Json& block, Json& content) {
   Classified classified = classify(block);
+  if (!takeFrame(frameBytes(block, classified.kind))) return;
   switch (classified.kind) {
     case Kind::kText: {
       Json out = {{"type", "text"}};
@@ -229,19 +286,23 @@ void Guard::addMedia(const Json& block, const std::string& data, const std::stri
     content.push_back(std::move(out));
     return;
   }
-  ++mediaReplaced_;
   std::string shownType = escapeForMessage(identifier(mimeType).substr(0, 128));
-  content.push_back(textBlock(mediaNote(kind, shownType, data.size(), limits_.mediaBytes)));
+  std::string note = mediaNote(kind, shownType, data.size(), limits_.mediaBytes);
+  if (!takeFrame(note.size())) return;
+  ++mediaReplaced_;
+  content.push_back(textBlock(std::move(note)));
 }
 
 void Guard::addBad(const Json& block, const std::string& why, Json& content) {
+  std::string note = "[kaja: a content block was passed on as JSON text because " + why + "]\n";
+  // Room for the note and for the one on bytes cut that may follow it.
+  if (!takeFrame(note.size() + 64)) return;
   ++blocksReplaced_;
   // The block's JSON is cut to the text budget before it is written, so a huge block costs
   // no more than the budget.
   JsonCutter cutter(text_.remaining());
   auto shown = cutter.cut(block);
   std::string json = shown ? shown->dump(-1, ' ', false, Json::error_handler_t::replace) : "";
-  std::string note = "[kaja: a content block was passed on as JSON text because " + why + "]\n";
   size_t cutBefore = text_.cut();
   std::string kept = text_.take(json);
   text_.countCut(cutter.cutBytes());
@@ -280,6 +341,12 @@ void Guard::finish(Json& content, OutputReport& report) {
     Json& text = marker_->second ? block["resource"]["text"] : block["text"];
     text = text.get<std::string>() + marker;
   }
+  if (blocksLeftOut_ > 0) {
+    note("[kaja: " + std::to_string(blocksLeftOut_) +
+         " content blocks were left out: the result has more blocks than kaja passes on (their "
+         "frames, names and notes are limited to " +
+         std::to_string(std::max(limits_.textBytes, kMinFrameBudget)) + " bytes)]");
+  }
   size_t hidden = text_.hidden() + meta_.hidden() + structuredHidden_ + fieldsHidden_;
   if (hidden > 0) {
     note("[kaja: " + std::to_string(hidden) +
@@ -298,6 +365,7 @@ void Guard::finish(Json& content, OutputReport& report) {
   report.structuredBytesCut = structuredCut_;
   report.metaBytesCut = metaCut;
   report.blocksReplaced = blocksReplaced_;
+  report.blocksLeftOut = blocksLeftOut_;
   report.hiddenCharactersRemoved = hidden;
 }
 

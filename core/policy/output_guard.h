@@ -20,18 +20,19 @@ struct OutputLimits {
 
 /// What the guard changed.
 struct OutputReport {
-  size_t textBytesCut = 0;             ///< bytes of text not shown
-  size_t mediaBlocksReplaced = 0;      ///< images/audio/blobs replaced by a note
-  bool structuredDropped = false;      ///< structuredContent removed (it was no JSON kaja can keep)
-  size_t structuredBytesCut = 0;       ///< bytes of structuredContent cut or left out
-  size_t metaBytesCut = 0;             ///< bytes of other fields cut or left out
-  size_t blocksReplaced = 0;           ///< blocks of an unknown type or shape, shown as JSON text
+  size_t textBytesCut = 0;         ///< bytes of text not shown
+  size_t mediaBlocksReplaced = 0;  ///< images/audio/blobs replaced by a note
+  bool structuredDropped = false;  ///< structuredContent removed (it was no JSON kaja can keep)
+  size_t structuredBytesCut = 0;   ///< bytes of structuredContent cut or left out
+  size_t metaBytesCut = 0;         ///< bytes of other fields cut or left out
+  size_t blocksReplaced = 0;       ///< blocks of an unknown type or shape, shown as JSON text
+  size_t blocksLeftOut = 0;  ///< blocks past the budget for block frames, not passed on at all
   size_t hiddenCharactersRemoved = 0;  ///< Unicode tag characters taken out of text
   bool isErrorReplaced = false;        ///< isError was no boolean, and became true
   /// Returns true when the result was changed at all.
   [[nodiscard]] bool changed() const {
     return textBytesCut > 0 || mediaBlocksReplaced > 0 || structuredDropped ||
-           structuredBytesCut > 0 || metaBytesCut > 0 || blocksReplaced > 0 ||
+           structuredBytesCut > 0 || metaBytesCut > 0 || blocksReplaced > 0 || blocksLeftOut > 0 ||
            hiddenCharactersRemoved > 0 || isErrorReplaced;
   }
 };

@@ -3,6 +3,7 @@
 // kaja's notes, free of Unicode tag characters in its text, and unchanged when nothing was changed.
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -51,8 +52,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   } catch (const mcp::Json::exception&) {
     KAJA_FUZZ_CHECK(false, "the guarded result is well-formed UTF-8");
   }
-  const std::size_t bound =
-      limits.textBytes + limits.mediaBytes + limits.structuredBytes + limits.metaBytes + 8192;
+  // Block frames (keys, identifiers, notes in place of blocks) have a budget of their own, as
+  // large as the text limit and at least 4 KB.
+  const std::size_t bound = limits.textBytes + std::max<std::size_t>(limits.textBytes, 4096) +
+                            limits.mediaBytes + limits.structuredBytes + limits.metaBytes + 8192;
   KAJA_FUZZ_CHECK(strict.size() <= bound, "the guarded result stays within its limits");
   // kaja guards only results that passed ToolResult::fromJson; those stay valid.
   if (mcp::ToolResult::fromJson(mcp::Json(raw))) {

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -34,8 +35,9 @@ std::string allText(const GuardedOutput& out) { return out.result.raw.dump(); }
 void expectBounded(const GuardedOutput& out, const OutputLimits& limits) {
   std::string strict;
   ASSERT_NO_THROW(strict = out.result.raw.dump());
-  size_t bound =
-      limits.textBytes + limits.mediaBytes + limits.structuredBytes + limits.metaBytes + 8192;
+  // Block frames have a budget of their own, as large as the text limit and at least 4 KB.
+  size_t bound = limits.textBytes + std::max<size_t>(limits.textBytes, 4096) + limits.mediaBytes +
+                 limits.structuredBytes + limits.metaBytes + 8192;
   EXPECT_LE(strict.size(), bound);
 }
 
@@ -315,6 +317,56 @@ TEST(OutputGuardHostileTest, DeepStructuresAreCutAtABoundedDepth) {
 
 // Random results built from the pieces a hostile server has: whatever they hold, the guarded
 // result is strict JSON within the limits, and any change is reported.
+// Found by the output_guard fuzz target after 9,577,791 executions: each block of an unknown
+// type got a note of its own, so a result of many small such blocks grew past every limit.
+TEST(OutputGuardHostileTest, ManyUnknownBlocksCannotGrowTheResultPastItsLimits) {
+  Json content = Json::array();
+  for (int i = 0; i < 100'000; ++i) content.push_back({{"type", "imag" + std::to_string(i)}});
+  const OutputLimits limits;
+  auto out = guardOutput(resultOf({{"content", content}}), limits);
+  expectBounded(out, limits);
+  EXPECT_GT(out.report.blocksLeftOut, 90'000U);
+  EXPECT_GT(out.report.blocksReplaced, 10U);  // the first ones are still shown as JSON text
+  EXPECT_TRUE(out.report.changed());
+  EXPECT_THAT(textAt(out, 0), HasSubstr("\"imag0\""));
+  EXPECT_THAT(allText(out), HasSubstr(std::to_string(out.report.blocksLeftOut) +
+                                      " content blocks were left out"));
+}
+
+TEST(OutputGuardHostileTest, FloodsOfTinyBlocksOfEveryKindStayWithinTheLimits) {
+  const OutputLimits limits{1024, 1024, 1024, 1024};
+  const std::string longType(1000, 't');
+  const std::vector<Json> tiny = {
+      {{"type", "text"}, {"text", ""}},
+      {{"type", "image"}, {"data", ""}, {"mimeType", longType}},
+      {{"type", "image"}, {"data", std::string(2000, 'A')}, {"mimeType", longType}},  // replaced
+      {{"type", "resource_link"}, {"uri", "file:///" + longType}, {"name", longType}},
+      {{"type", "resource"}, {"resource", {{"uri", "file:///" + longType}, {"text", ""}}}},
+      {{"type", "resource"}, {"resource", {{"uri", "file:///x"}, {"blob", ""}}}},
+      Json(7)};
+  for (const Json& block : tiny) {
+    Json content = Json::array();
+    for (int i = 0; i < 50'000; ++i) content.push_back(block);
+    auto out = guardOutput(resultOf({{"content", content}}), limits);
+    expectBounded(out, limits);
+    EXPECT_GT(out.report.blocksLeftOut, 0U) << block.dump().substr(0, 80);
+    // The blocks shown come first and in order: what is left out is the tail.
+    ASSERT_FALSE(out.result.content().empty());
+  }
+}
+
+TEST(OutputGuardHostileTest, AResultOfSomeHundredsOfSmallBlocksPassesWhole) {
+  Json content = Json::array();
+  for (int i = 0; i < 300; ++i) {
+    content.push_back({{"type", "text"}, {"text", "line " + std::to_string(i)}});
+  }
+  content.push_back({{"type", "resource_link"}, {"uri", "file:///tmp/a.txt"}, {"name", "a.txt"}});
+  const Json raw = {{"content", content}};
+  auto out = guardOutput(resultOf(raw), OutputLimits{});
+  EXPECT_FALSE(out.report.changed());
+  EXPECT_EQ(out.result.raw, raw);
+}
+
 TEST(OutputGuardHostileTest, RandomHostileResultsStayWithinTheLimits) {
   std::mt19937 random(9);
   std::vector<Json> pieces = {Json(std::string(70'000, 'a')),
