@@ -8,8 +8,10 @@
 //                           [--inflight K] [--warmup W]
 //   build/bin/gateway_bench --shipped
 //
-// Each round runs direct and gateway once per mode (sequential, then K in flight), in an
-// order that alternates from round to round, so machine noise falls on both. The table
+// A third side, pipe_relay, puts a process that only copies bytes between the client and the
+// server: the floor for any gateway, whose extra process and two pipe hops it pays too. Each
+// round runs the three sides once per mode (sequential, then K in flight), each round
+// starting with another, so machine noise falls on all of them. The table
 // shows medians over the rounds; the gateway's RSS is kaja serve's own (VmHWM), without
 // the server it runs, and beside it the pages it wrote (private dirty).
 //
@@ -279,21 +281,33 @@ int run(const Options& options) {
                   "--names", "bare"};
   gateway.env = home.env;
 
-  // [mode][side] -> samples
+  // The floor of any process in the middle: pipe_relay copies bytes and parses nothing.
+  core::LaunchPlan relay;
+  relay.argv = server;
+  relay.argv.insert(relay.argv.begin(), (self.parent_path() / "pipe_relay").string());
+  relay.env = home.env;
+
+  const std::vector<std::string> sides = {"direct", "relay", "gateway"};
+  const auto planOf = [&](const std::string& side) -> const core::LaunchPlan& {
+    return side == "direct" ? direct : side == "relay" ? relay : gateway;
+  };
+  // [mode|side] -> samples
   std::map<std::string, std::vector<Sample>> samples;
   for (int round = 0; round < options.rounds; ++round) {
     for (int inflight : {1, options.inflight}) {
       const std::string mode =
           inflight == 1 ? "sequential" : std::to_string(inflight) + " in flight";
-      for (int turn = 0; turn < 2; ++turn) {
-        const bool throughGateway = (turn + round) % 2 == 0;
-        auto sample = measure(throughGateway ? gateway : direct, options, inflight, throughGateway);
+      // Each round starts with another side, so machine noise falls on all three.
+      for (std::size_t turn = 0; turn < sides.size(); ++turn) {
+        const std::string& side = sides[(turn + static_cast<std::size_t>(round)) % sides.size()];
+        auto sample = measure(planOf(side), options, inflight, side == "gateway");
         if (!sample) {
-          std::fprintf(stderr, "gateway_bench: %s\n", sample.error().describe().c_str());
+          std::fprintf(stderr, "gateway_bench: %s: %s\n", side.c_str(),
+                       sample.error().describe().c_str());
           fs::remove_all(home.root, ec);
           return 1;
         }
-        samples[mode + (throughGateway ? "|gateway" : "|direct")].push_back(*sample);
+        samples[mode + "|" + side].push_back(*sample);
       }
     }
     std::fprintf(stderr, "round %d of %d done\n", round + 1, options.rounds);
@@ -308,7 +322,7 @@ int run(const Options& options) {
     if (key != "sequential") key = std::to_string(options.inflight) + " in flight";
     std::map<std::string, double> p50;
     std::map<std::string, double> rate;
-    for (const char* side : {"direct", "gateway"}) {
+    for (const auto& side : sides) {
       const auto& list = samples[key + "|" + side];
       std::vector<double> a, b, c;
       long rss = 0;
@@ -322,13 +336,18 @@ int run(const Options& options) {
       }
       p50[side] = median(a);
       rate[side] = median(c);
-      std::printf("%-14s %-8s %10.1f %10.1f %10.0f %12s %12s\n", key.c_str(), side, median(a),
-                  median(b), median(c), rss > 0 ? std::to_string(rss).c_str() : "-",
+      std::printf("%-14s %-8s %10.1f %10.1f %10.0f %12s %12s\n", key.c_str(), side.c_str(),
+                  median(a), median(b), median(c), rss > 0 ? std::to_string(rss).c_str() : "-",
                   own > 0 ? std::to_string(own).c_str() : "-");
     }
-    std::printf("%-14s added p50 %.1f us, calls/s %.2fx direct\n", key.c_str(),
-                p50["gateway"] - p50["direct"],
-                rate["direct"] > 0 ? rate["gateway"] / rate["direct"] : 0.0);
+    const auto ratio = [&](const char* over, const char* under) {
+      return rate[under] > 0 ? rate[over] / rate[under] : 0.0;
+    };
+    std::printf(
+        "%-14s added p50 %.1f us (relay %.1f us); calls/s %.2fx direct, relay %.2fx direct, "
+        "kaja %.2fx relay\n",
+        key.c_str(), p50["gateway"] - p50["direct"], p50["relay"] - p50["direct"],
+        ratio("gateway", "direct"), ratio("relay", "direct"), ratio("gateway", "relay"));
   }
   return 0;
 }
