@@ -240,6 +240,11 @@ core::Result<ProxyRequest> parseProxyRequest(std::string_view head) {
   const std::string_view target = line.substr(space1 + 1, space2 - space1 - 1);
   const std::string_view version = line.substr(space2 + 1);
   if (!isToken(method) || target.empty()) return bad("the request line is malformed");
+  // An origin may split a request line on any whitespace (RFC 9112, section 3), so a tab in
+  // the target would let it read another path and version than the ones kaja checked.
+  if (!std::ranges::all_of(target, [](unsigned char c) { return c > 0x20 && c < 0x7f; })) {
+    return bad("its target has a tab, a control byte or a byte outside printable ASCII");
+  }
   if (version != "HTTP/1.1" && version != "HTTP/1.0")
     return bad("only HTTP/1.0 and 1.1 are spoken");
   std::vector<Header> headers;
