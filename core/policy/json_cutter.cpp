@@ -156,8 +156,11 @@ void JsonCutter::cutObject(const Json& from, Json& to, int depth,
     }
     size_t tags = 0;
     std::string name = cleanText(key, tags);
-    // "type" plus a tag character must not replace the block's own type, nor any member kept.
-    if (skipped(name, skip) || to.contains(name)) {
+    // A key that cleaning changes (tag characters, ill-formed bytes) is left out, not renamed:
+    // "_me" + a tag character + "ta" must not become a `_meta` of the wrong type, nor "type"
+    // plus one replace the block's own type. A key the guard set or kept already is not
+    // replaced either.
+    if (name != key || skipped(name, skip) || to.contains(name)) {
       cut_ += keySize + sizeAt(item, depth + 1, maxDepth_);
       continue;
     }
@@ -168,7 +171,6 @@ void JsonCutter::cutObject(const Json& from, Json& to, int depth,
       cut_ += keySize;
       continue;
     }
-    hidden_ += tags;
     to[std::move(name)] = std::move(*kept);
   }
 }

@@ -28,9 +28,10 @@ size_t jsonSizeEstimate(const mcp::Json& value, int maxDepth = 64);
 /// a string that does not fit is cut at a UTF-8 boundary and ends in a marker
 /// ("…[kaja: 2097152 more bytes cut]"), an empty string, array or object that does not fit is
 /// left out (an array or object that fits only in part loses its last members), and nesting deeper
-/// than `maxDepth` becomes a marker string. Kept strings and keys are made well-formed UTF-8 and
-/// lose their tag characters (counted in hidden()); a member whose cleaned key is already taken is
-/// left out. One cutter may be used for several values: they share the budget.
+/// than `maxDepth` becomes a marker string. Kept strings are made well-formed UTF-8 and lose their
+/// tag characters (counted in hidden()); a member whose key has tag characters or ill-formed
+/// bytes is left out rather than renamed, and so is one whose key is already taken. One cutter
+/// may be used for several values: they share the budget.
 class JsonCutter {
  public:
   explicit JsonCutter(size_t budget, int maxDepth = 64) : left_(budget), maxDepth_(maxDepth) {}

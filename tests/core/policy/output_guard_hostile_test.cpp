@@ -252,15 +252,37 @@ TEST(OutputGuardHostileTest, TagCharactersAreTakenOutOfKeysAndIdentifiers) {
   const Json& content = out.result.content();
   EXPECT_EQ(content[0]["type"], "text");
   EXPECT_EQ(content[0]["text"], "hi");
-  EXPECT_EQ(content[0]["note"], 1);
+  EXPECT_FALSE(content[0].contains("note"));  // a key with a hidden character is left out
   EXPECT_EQ(content[1]["uri"], "file:///ab");
   EXPECT_FALSE(content[1].contains("name"));
   EXPECT_EQ(content[2]["data"], "QUJD");
   EXPECT_EQ(content[2]["mimeType"], "image/png");
   EXPECT_THAT(content[3]["text"].get<std::string>(), HasSubstr(R"("text":"b")"));
   EXPECT_TRUE(out.result.raw["content"].is_array());
-  EXPECT_EQ(out.report.hiddenCharactersRemoved, 6u);
+  EXPECT_EQ(out.report.hiddenCharactersRemoved, 5u);
   EXPECT_GT(out.report.metaBytesCut, 0u);
+}
+
+// Found by the output_guard fuzz target after 8,453,528 executions: "_me" + a tag character +
+// "ta" lost its tag character and became a `_meta` holding an array, so the guarded result
+// was no valid tool result. A key that cleaning changes is now left out, wherever it is.
+TEST(OutputGuardHostileTest, AKeyWithAHiddenCharacterCannotBecomeAFieldOfTheProtocol) {
+  const Json raw = {{std::string("_me") + kTag + "ta", Json::array()},
+                    {std::string("result") + kTag + "Type", 5},
+                    {"content",
+                     {{{"type", "text"},
+                       {"text", "hi"},
+                       {std::string("_me") + kTag + "ta", "not an object"},
+                       {std::string("annot") + kTag + "ations", 3}}}},
+                    {"structuredContent", {{std::string("ok") + kTag, true}, {"kept", 1}}}};
+  auto out = guardOutput(resultOf(raw));
+  ASSERT_TRUE(mcp::ToolResult::fromJson(Json(out.result.raw)).has_value()) << out.result.raw.dump();
+  EXPECT_FALSE(out.result.raw.contains("_meta"));
+  EXPECT_FALSE(out.result.raw.contains("resultType"));
+  EXPECT_FALSE(out.result.content()[0].contains("_meta"));
+  EXPECT_FALSE(out.result.content()[0].contains("annotations"));
+  EXPECT_EQ(out.result.raw["structuredContent"], Json({{"kept", 1}}));
+  EXPECT_TRUE(out.report.changed());
 }
 
 TEST(OutputGuardHostileTest, IllFormedUtf8BecomesReplacementCharacters) {
