@@ -116,7 +116,7 @@ GatewaySession::GatewaySession(std::shared_ptr<Gateway::Impl> gateway,
       asked_(gateway_->io) {
   // The ledger runs this only while it, and so this session, lives.
   asked_.setExpiredHandler(
-      [this](std::int64_t id, Asked asked) { onAskExpired(id, std::move(asked)); });
+      [this](std::int64_t id, const Asked& asked) { onAskExpired(id, asked); });
 }
 
 GatewaySession::~GatewaySession() = default;
@@ -205,7 +205,7 @@ void GatewaySession::sendRequest(const std::string& method, Json params, const J
                 relatedTo);
 }
 
-void GatewaySession::onAskExpired(std::int64_t id, Asked asked) {
+void GatewaySession::onAskExpired(std::int64_t id, const Asked& asked) {
   // The sender of a request it gives up on should say so (basic/utilities/cancellation).
   if (!ended_) {
     outbox_->send(

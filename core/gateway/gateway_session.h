@@ -136,7 +136,7 @@ class GatewaySession final : public server::Session,
   void onNotification(const mcp::Notification& notification);
   void onResponse(const mcp::Response& response);
   /// The client did not answer request `id` in time: it is told to stop, and who waits hears.
-  void onAskExpired(std::int64_t id, Asked asked);
+  void onAskExpired(std::int64_t id, const Asked& asked);
   void respond(const mcp::Json& id, Result<mcp::Json> result);
   /// Adds what a result carries at the client's protocol version (resultType, cache hints,
   /// serverInfo at 2026-07-28), or removes what it must not.

@@ -60,7 +60,7 @@ Client::Client(asio::io_context& io, std::shared_ptr<Transport> transport, Clien
       listenTimer_(io) {
   // The ledger runs this only while it, and so this client, lives.
   pending_.setExpiredHandler(
-      [this](std::int64_t id, Pending pending) { onTimeout(id, std::move(pending)); });
+      [this](std::int64_t id, const Pending& pending) { onTimeout(id, pending); });
 }
 
 Client::~Client() {
@@ -267,7 +267,7 @@ void Client::postFailure(ResultCallback done, Error error) {
              [done = std::move(done), error = std::move(error)] { done(std::unexpected(error)); });
 }
 
-void Client::onTimeout(std::int64_t id, Pending pending) {
+void Client::onTimeout(std::int64_t id, const Pending& pending) {
   const std::string waited =
       formatDuration(pending.budget.count() > 0 ? pending.budget : pending.timeout);
   notify("notifications/cancelled",

@@ -181,7 +181,7 @@ class Client : public std::enable_shared_from_this<Client> {
   void onRequestFailed(const Json& id, const Error& error);
   void onServerRequest(const Request& request);
   void onNotification(const Notification& notification);
-  void onTimeout(std::int64_t id, Pending pending);
+  void onTimeout(std::int64_t id, const Pending& pending);
   void onTransportClosed(const Error& error);
   void onInitialized(Result<Json> result, const std::function<void(Result<ServerInfo>)>& done);
   void sendInitialize(const ConnectDone& once);

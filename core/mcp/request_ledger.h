@@ -39,7 +39,8 @@ class RequestLedger {
   explicit RequestLedger(boost::asio::io_context& io) : timer_(io) {}
   RequestLedger(const RequestLedger&) = delete;
   RequestLedger& operator=(const RequestLedger&) = delete;
-  ~RequestLedger() { timer_.cancel(); }
+  // The timer's destructor cancels its wait; the handler then finds the ledger's token gone.
+  ~RequestLedger() = default;
 
   /// Sets what runs when a request's deadline passes. It may add, take or give up requests.
   void setExpiredHandler(ExpiredHandler handler) { expired_ = std::move(handler); }
