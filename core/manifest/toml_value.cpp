@@ -4,8 +4,13 @@
 
 #include <cstdio>
 
+#include "core/util/sys.h"
+
 namespace kaja::core {
 namespace {
+
+// Manifests, personas and kaja's own files are small; a larger one is refused unread.
+constexpr std::size_t kMaxTomlFileBytes = std::size_t{16} << 20;
 
 int lineOf(const toml::node& node) { return static_cast<int>(node.source().begin.line); }
 
@@ -198,7 +203,17 @@ const char* describeType(TomlValue::Type type) {
 }
 
 Result<TomlValue> parseTomlFile(const std::string& path) {
-  return parseWith([&] { return toml::parse_file(path); }, path);
+  // Read without blocking and from a regular file only: a FIFO named persona.toml must not
+  // hang every command, as toml::parse_file would while it waits for a writer.
+  auto text = readRegularFile(path, kMaxTomlFileBytes, "it");
+  if (!text) {
+    const Error& err = text.error();
+    if (err.code == ErrorCode::kNotFound) {
+      return fail(ErrorCode::kNotFound, "cannot read the file: it does not exist", path);
+    }
+    return fail(ErrorCode::kIo, "cannot read the file: " + err.message, path);
+  }
+  return parseTomlText(*text, path);
 }
 
 Result<TomlValue> parseTomlText(std::string_view text, const std::string& sourceName) {

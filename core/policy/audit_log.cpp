@@ -90,10 +90,19 @@ std::string auditLogPath(const std::string& dataDir) { return dataDir + "/audit.
 Result<AuditLog> AuditLog::open(const std::string& dataDir) {
   if (auto made = makeDirectories(dataDir, 0700); !made) return std::unexpected(made.error());
   std::string path = auditLogPath(dataDir);
-  int fd = retryOnEintr(
-      [&] { return ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600); });
-  if (fd < 0) return fail(ErrorCode::kIo, syscallMessage("open", path, errno));
-  return AuditLog(UniqueFd(fd), std::move(path));
+  // Without blocking: a FIFO put there has no reader, and the open fails instead of waiting.
+  UniqueFd fd(retryOnEintr([&] {
+    return ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0600);
+  }));
+  if (!fd.valid()) {
+    return fail(ErrorCode::kIo, errno == ENXIO ? path + " is not a regular file; move it away"
+                                               : syscallMessage("open", path, errno));
+  }
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    return fail(ErrorCode::kIo, path + " is not a regular file; move it away");
+  }
+  return AuditLog(std::move(fd), std::move(path));
 }
 
 Result<void> AuditLog::append(const AuditRecord& record) {

@@ -21,11 +21,22 @@ std::string syscallMessage(std::string_view call, std::string_view what, int err
 }
 
 std::optional<std::string> readTextFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  // Without blocking, and from a regular file only: a FIFO put where kaja keeps a file would
+  // otherwise hang it until someone writes.
+  UniqueFd fd(retryOnEintr(
+      [&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY); }));
+  struct stat info {};
+  if (!fd.valid() || ::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    return std::nullopt;
+  }
+  std::string text;
+  char buffer[65536];
+  while (true) {
+    const ssize_t n = retryOnEintr([&] { return ::read(fd.get(), buffer, sizeof buffer); });
+    if (n < 0) return std::nullopt;
+    if (n == 0) return text;
+    text.append(buffer, static_cast<size_t>(n));
+  }
 }
 
 Result<std::string> readRegularFile(const std::string& path, std::size_t maxBytes,

@@ -28,7 +28,8 @@ auto retryOnEintr(Fn fn) -> decltype(fn()) {
 /// Creates `dir` and its parents with `mode` for the ones it creates.
 Result<void> makeDirectories(const std::string& dir, mode_t mode);
 
-/// Returns the whole contents of `path`, or nullopt when it cannot be read.
+/// Returns the whole contents of `path`, or nullopt when it cannot be read or is no regular
+/// file (it is opened without blocking, so a FIFO there cannot hang the caller).
 std::optional<std::string> readTextFile(const std::string& path);
 
 /// Reads `path` only when it is a regular file of at most `maxBytes`, opened non-blocking

@@ -2,7 +2,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/build_paths.h"
@@ -126,6 +128,37 @@ TEST_F(KajaCliTest, BrokenManifestsAreListedAndTheRestStillLoad) {
     for (unsigned char c : line) columns += (c & 0xC0) != 0x80;
     EXPECT_LE(columns, 100u) << line;
     start = end + 1;
+  }
+}
+
+// A FIFO where kaja keeps one of its files (put there by mistake or by another program) got
+// a blocking open, which hung every command until someone wrote to it. Each is now refused.
+TEST_F(KajaCliTest, AFifoWhereKajaKeepsAFileIsRefusedNotWaitedOn) {
+  const auto run = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {std::string(kaja::test::binDir()) + "/kaja"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    testing::RunOptions options;
+    options.timeoutSeconds = 20;
+    return testing::runCommandWith(argv, env(), options);
+  };
+  const std::string personas = config_ + "/kaja/marketplace/personas";
+  ASSERT_EQ(::system(("mkdir -p " + personas).c_str()), 0);
+  ASSERT_EQ(::mkfifo((personas + "/pipe.toml").c_str(), 0600), 0);
+  auto listed = run({"personas", "--json"});
+  ASSERT_FALSE(listed.timedOut) << "kaja personas waited on a FIFO";
+  EXPECT_THAT(listed.out + listed.err, HasSubstr("pipe.toml"));
+  EXPECT_THAT(listed.out + listed.err, HasSubstr("not a regular file"));
+  auto abilities = run({"abilities", "--json"});  // a persona it does not use
+  ASSERT_FALSE(abilities.timedOut);
+  EXPECT_EQ(abilities.exitCode, 0) << abilities.err;
+  ::unlink((personas + "/pipe.toml").c_str());
+
+  for (const std::string file : {"config.toml", "secrets.toml"}) {
+    ASSERT_EQ(::mkfifo((config_ + "/kaja/" + file).c_str(), 0600), 0);
+    auto result = run({"abilities", "--json"});
+    ASSERT_FALSE(result.timedOut) << "kaja abilities waited on a FIFO named " << file;
+    EXPECT_THAT(result.out + result.err, HasSubstr(file));
+    ::unlink((config_ + "/kaja/" + file).c_str());
   }
 }
 

@@ -69,6 +69,15 @@ TEST(AuditLogTest, WritesOneJsonLinePerCallWithEveryField) {
   EXPECT_EQ(info.st_mode & 0777, 0600u);
 }
 
+TEST(AuditLogTest, AFifoInThePlaceOfTheLogIsRefusedAtOnce) {
+  testing::TempDir dir;
+  ASSERT_EQ(::mkfifo(auditLogPath(dir.path()).c_str(), 0600), 0);
+  // No reader: a blocking open would wait for one for ever.
+  auto log = AuditLog::open(dir.path());
+  ASSERT_FALSE(log);
+  EXPECT_THAT(log.error().message, HasSubstr("not a regular file"));
+}
+
 TEST(AuditLogTest, ArgumentValuesNeverAppear) {
   kaja::testing::TempDir dir;
   auto log = AuditLog::open(dir.path());
