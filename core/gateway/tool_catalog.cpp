@@ -58,9 +58,11 @@ std::string exposedName(NameStyle style, const std::string& ability, const std::
   std::string clean = joined;
   std::replace_if(
       clean.begin(), clean.end(), [](char c) { return !allowedInName(c); }, '_');
-  // An ability named with "__" could make the same name as another ability's tool
-  // ("a__b" + "c" and "a" + "b__c"), so its names carry a hash of the pair too.
-  const bool ambiguous = style != NameStyle::kBare && ability.find("__") != std::string::npos;
+  // An ability or a tool named with "__" could make the same name as another ability's tool
+  // ("a__b" + "c" and "a" + "b__c"), so such names carry a hash of the pair too: neither side
+  // gets the plain name, so a server cannot take another's by naming its tool so.
+  const bool ambiguous = style != NameStyle::kBare && (ability.find("__") != std::string::npos ||
+                                                       tool.find("__") != std::string::npos);
   if (clean == joined && clean.size() <= kMaxToolNameLength && !clean.empty() && !ambiguous) {
     return clean;
   }

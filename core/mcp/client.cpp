@@ -434,12 +434,27 @@ void Client::listPage(std::optional<std::string> cursor,
           self->listPage(next, tools, pages + 1, std::move(done), total);
           return;
         }
+        self->dropDuplicateTools(*tools);
         if (self->stateless_) self->applyToolHeaders(*tools);
         self->tools_ = *tools;
         self->toolsListed_ = true;
         if (self->stateless_) self->listenForToolChanges();
         done(std::move(*tools));
       });
+}
+
+void Client::dropDuplicateTools(std::vector<Tool>& tools) {
+  // Names are unique in a listing. When a server lists one twice, kaja cannot tell which
+  // schema and annotations are meant, and a client may refuse the whole list: both go.
+  std::map<std::string, int> seen;
+  for (const auto& tool : tools) ++seen[tool.name];
+  for (const auto& [name, count] : seen) {
+    if (count > 1) {
+      warn(describe() + " lists tool '" + clip(name, 60) + "' " + std::to_string(count) +
+           " times; kaja offers none of them.");
+    }
+  }
+  std::erase_if(tools, [&](const Tool& tool) { return seen[tool.name] > 1; });
 }
 
 void Client::refreshTools() {

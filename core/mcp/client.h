@@ -199,6 +199,8 @@ class Client : public std::enable_shared_from_this<Client> {
   void answerInputs(std::int64_t callId, const Json& inputRequests,
                     std::function<void(Result<Json>)> done);
   void applyToolHeaders(std::vector<Tool>& tools);
+  /// Leaves out every tool whose name the listing holds more than once, with a warning.
+  void dropDuplicateTools(std::vector<Tool>& tools);
   void listenForToolChanges();
   void reopenListenLater(const Error& why);
   void listPage(std::optional<std::string> cursor, const std::shared_ptr<std::vector<Tool>>& tools,

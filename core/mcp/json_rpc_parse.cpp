@@ -227,9 +227,17 @@ class EnvelopeReader final : public nlohmann::json_sax<Json> {
     return true;
   }
   bool parse_error(std::size_t /*position*/, const std::string& /*token*/,
-                   const nlohmann::detail::exception& /*error*/) override {
+                   const nlohmann::detail::exception& error) override {
+    // "[json.exception.out_of_range.406] number overflow parsing '1e400'": the part after
+    // the tag says what broke.
+    const std::string_view what = error.what();
+    const auto tag = what.find("] ");
+    problem = std::string(tag == std::string_view::npos ? what : what.substr(tag + 2));
     return false;
   }
+
+  /// What stopped the parse, when it failed ("number overflow parsing '1e400'").
+  std::string problem;
 
  private:
   [[nodiscard]] bool wanted() const {
@@ -276,6 +284,25 @@ Result<Message> readTooLarge(std::string_view text, const Error& why, std::size_
   Json id = replyId(reader.envelope);
   if (id.is_null()) return std::unexpected(why);
   return Message(unreadableReply(std::move(id), why, bytes));
+}
+
+/// Returns the error for a line that is not JSON, as an unreadable reply when the id of a
+/// reply came before what broke it (a number out of range, say), so that its request fails at
+/// once with the reason instead of at its timeout.
+Result<std::vector<Message>> unparsable(std::string_view text, std::size_t bytes) {
+  const std::string shown = ": \"" + clip(text, 120) + "\".";
+  EnvelopeReader reader;
+  try {
+    Json::sax_parse(text, &reader);
+  } catch (const std::exception&) {
+    return fail(ErrorCode::kProtocol, "The line is not JSON" + shown);
+  }
+  Json id = replyId(reader.envelope);
+  if (id.is_null()) return fail(ErrorCode::kProtocol, "The line is not JSON" + shown);
+  const std::string problem = reader.problem.empty() ? "" : " (" + clip(reader.problem, 80) + ")";
+  return std::vector<Message>{unreadableReply(
+      std::move(id), Error{ErrorCode::kProtocol, "The reply is not JSON" + problem + shown, {}, {}},
+      bytes)};
 }
 
 /// Returns the elements of the batch `text` (an array) as text, or nullopt when it holds more
@@ -410,9 +437,7 @@ Result<std::vector<Message>> parseMessages(std::string_view line) {
     repaired = repairText(line);
     value = parseJson(repaired);
   }
-  if (value.is_discarded()) {
-    return fail(ErrorCode::kProtocol, "The line is not JSON: \"" + clip(line, 120) + "\".");
-  }
+  if (value.is_discarded()) return unparsable(repaired.empty() ? text : repaired, line.size());
   std::vector<Message> messages;
   if (value.is_array()) {
     if (value.empty()) return fail(ErrorCode::kProtocol, "The batch is an empty array.");

@@ -21,6 +21,7 @@ namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 namespace fs = std::filesystem;
 
 // Where kaja used to reach gigabytes, it must now stay below this.
@@ -105,7 +106,9 @@ TEST_F(HostileStdioTest, DeepNestingInAReplyFailsOnlyThatCall) {
   for (const Failing& attack : {Failing{"deep-result", 1, "nested deeper than 256 levels"},
                                 Failing{"deep-array", 1, "nested deeper than 256 levels"},
                                 Failing{"deep-error", 1, "nested deeper than 256 levels"},
-                                Failing{"many-values", 1, "more than 1000000 values"}}) {
+                                Failing{"many-values", 1, "more than 1000000 values"},
+                                // Found by an outside review: this waited out the call's 15 s.
+                                Failing{"number-overflow", 1, "number overflow"}}) {
     auto result = call(attack.tool);
     EXPECT_EQ(result.exitCode, attack.exitCode) << attack.tool << ": " << result.err;
     EXPECT_THAT(oneLine(result), HasSubstr(attack.says)) << attack.tool;
@@ -225,6 +228,22 @@ TEST_F(HostileStdioTest, ConnectAttacksFailOnlyThatAbility) {
     EXPECT_THAT(oneLine(called), HasSubstr(attack.says)) << attack.mode;
     EXPECT_LT(doctor.seconds + tools.seconds + called.seconds, 40) << attack.mode;
   }
+}
+
+// Found by an outside review: a server listing one name twice had both copies offered, with
+// different annotations, while kaja enforced the second. Both are left out, saying so.
+TEST_F(HostileStdioTest, AToolListedTwiceIsOfferedNeither) {
+  useMode("duplicate-tool");
+  auto tools = kaja({"tools", "--json"});
+  EXPECT_EQ(tools.exitCode, 0) << tools.err;
+  EXPECT_THAT(tools.out, HasSubstr("echo"));
+  EXPECT_THAT(tools.out, Not(HasSubstr("twice\"")));
+  auto doctor = kaja({"doctor", "--json", "hostile"});
+  EXPECT_EQ(doctor.exitCode, 0) << doctor.err;
+  EXPECT_THAT(doctor.out, HasSubstr("\"tools\": 1")) << "only echo is counted";
+  auto called = call("twice");
+  EXPECT_NE(called.exitCode, 0) << called.out;
+  EXPECT_THAT(called.out, Not(HasSubstr("fault tool")));
 }
 
 TEST_F(HostileStdioTest, AFloodBeforeInitializeIsSurvived) {

@@ -139,7 +139,7 @@ Json toolList() {
           "result-type-number", "slow-input",     "stop-reading",      "notify-flood",
           "request-flood",      "int64-error",    "batch-bad-element", "batch-bad-first",
           "huge-result",        "too-big-result", "many-values",       "stray-reply",
-          "round-state-number", "round-type-odd", "round-stray"}) {
+          "round-state-number", "round-type-odd", "round-stray",       "number-overflow"}) {
       names.push_back(name);
     }
   }
@@ -162,6 +162,14 @@ bool hostileToolsList(const Json& id, const Json& params) {
   if (mode == "bad-tool") {
     replyRaw(id, R"({"tools":[{"name":"echo","inputSchema":{"type":"object"}},)"
                  R"({"name":"bad","description":5,"inputSchema":{"type":"object"}}]})");
+    return true;
+  }
+  if (mode == "duplicate-tool") {
+    // One name twice, first read-only and then not: a lie kaja cannot settle.
+    replyRaw(id, R"({"tools":[{"name":"echo","inputSchema":{"type":"object"}},)"
+                 R"({"name":"twice","annotations":{"readOnlyHint":true},)"
+                 R"("inputSchema":{"type":"object"}},)"
+                 R"({"name":"twice","description":"dup","inputSchema":{"type":"object"}}]})");
     return true;
   }
   if (mode == "pages-forever" || mode == "huge-page") {
@@ -255,6 +263,8 @@ bool hostileBytesCall(const std::string& name, const Json& id) {
       {"result-array", R"([1,2,3])"},
       {"result-null", R"(null)"},
       {"result-type-number", R"({"resultType":5,"content":[]})"},
+      // A number no double holds: the line is no JSON kaja can read, but its id came first.
+      {"number-overflow", R"({"content":[],"structuredContent":{"v":1e400}})"},
       // input_required gone wrong: a state that is no string, a resultType that is almost
       // right, and questions and state on a result that is not a round.
       {"round-state-number",

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -305,7 +306,9 @@ TEST_F(ToolCatalogTest, ShortenedNamesRouteToTheServersOwnName) {
 }
 
 TEST_F(ToolCatalogTest, AnAbilityNamedWithADoubleUnderscoreCannotTakeAnothersName) {
-  // "a__b" + "c" and "a" + "b__c" would both be a__b__c.
+  // "a__b" + "c" and "a" + "b__c" would both be a__b__c. Neither gets that name: the tool
+  // "b__c" of a hostile server must not take it from the ability "a__b" (an outside review
+  // showed the hostile tool holding the plain name while the genuine one carried a hash).
   ToolCatalog tools = catalog({scope("a__b", {}), scope("a", {})});
   tools.setTools("a__b", {readTool("c")});
   tools.setTools("a", {readTool("b__c")});
@@ -313,11 +316,14 @@ TEST_F(ToolCatalogTest, AnAbilityNamedWithADoubleUnderscoreCannotTakeAnothersNam
   auto listed = names(tools.list());
   ASSERT_EQ(listed.size(), 2u);
   EXPECT_NE(listed[0], listed[1]);
-  EXPECT_EQ(listed[1], "a__b__c");
-  EXPECT_TRUE(listed[0].starts_with("a__b__c_")) << listed[0];
-  EXPECT_EQ(tools.route(listed[0])->ability, "a__b");
-  EXPECT_EQ(tools.route(listed[1])->ability, "a");
-  EXPECT_EQ(listed[0], exposedName(NameStyle::kPrefixed, "a__b", "c"));
+  for (const auto& name : listed) {
+    EXPECT_NE(name, "a__b__c");
+    EXPECT_TRUE(name.starts_with("a__b__c_")) << name;
+  }
+  std::map<std::string, std::string> nameOf;  // ability -> its tool's name
+  for (const auto& name : listed) nameOf[tools.route(name)->ability] = name;
+  EXPECT_EQ(nameOf["a__b"], exposedName(NameStyle::kPrefixed, "a__b", "c"));
+  EXPECT_EQ(nameOf["a"], exposedName(NameStyle::kPrefixed, "a", "b__c"));
 
   // Two tools of one ability with the same listed name are no collision, under any style.
   ToolCatalog twice = catalog({scope("fs", {})});

@@ -239,5 +239,23 @@ TEST(JsonRpcLimitsTest, ABatchKeepsItsGoodRepliesAroundBadElements) {
   EXPECT_EQ((*good.result)["k"], 1);
 }
 
+// A reply the JSON reader cannot take (a number past what a double holds) still names its
+// request, so that request fails at once with the reason rather than at its timeout.
+TEST(JsonRpcTest, AReplyThatIsNoJsonFailsItsRequestWhenItsIdCameFirst) {
+  auto messages =
+      parseMessages(R"({"jsonrpc":"2.0","id":4,"result":{"structuredContent":{"v":1e400}}})");
+  ASSERT_TRUE(messages) << messages.error().message;
+  ASSERT_EQ(messages->size(), 1u);
+  const auto* reply = std::get_if<Response>(&messages->front());
+  ASSERT_NE(reply, nullptr);
+  EXPECT_EQ(reply->id, Json(4));
+  ASSERT_TRUE(reply->unreadable.has_value());
+  EXPECT_NE(reply->unreadable->message.find("number overflow"), std::string::npos)
+      << reply->unreadable->message;
+  // No id before the break, or a request rather than a reply: the line's error, as before.
+  EXPECT_FALSE(parseMessages(R"({"result":{"v":1e400},"id":4})"));
+  EXPECT_FALSE(parseMessages(R"({"jsonrpc":"2.0","method":"x","id":4,"params":[1e400]})"));
+}
+
 }  // namespace
 }  // namespace kaja::core::mcp
