@@ -64,17 +64,28 @@ Result<std::pair<std::string, std::size_t>> spillText(const std::string& dir,
       fs::remove(entry.path(), stat);
     }
   }
+  // The text of every block, and a block of no kind kaja knows (which the guard shows as JSON
+  // text) as its JSON; images, audio, blobs and links are not text.
   std::string text;
+  const auto stringAt = [](const mcp::Json& object, const char* key) -> const std::string* {
+    if (!object.is_object()) return nullptr;
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
+  };
   for (const auto& block : result.content()) {
-    if (!block.is_object()) continue;
-    const mcp::Json* source = &block;
-    if (block.value("type", "") == "resource" && block.contains("resource")) {
-      source = &block["resource"];
+    const std::string* type = stringAt(block, "type");
+    const bool resource = type != nullptr && *type == "resource" && block.contains("resource");
+    const std::string* piece = stringAt(resource ? block["resource"] : block, "text");
+    std::string json;
+    if (piece == nullptr) {
+      const bool media = type != nullptr && (*type == "image" || *type == "audio" ||
+                                             *type == "resource_link" || resource);
+      if (media) continue;
+      json = block.dump(-1, ' ', false, mcp::Json::error_handler_t::replace);
+      piece = &json;
     }
-    auto it = source->find("text");
-    if (it == source->end() || !it->is_string()) continue;
     if (!text.empty()) text += "\n";
-    text += it->get_ref<const std::string&>();
+    text += *piece;
   }
   auto safe = [](std::string name) {
     for (char& c : name) {

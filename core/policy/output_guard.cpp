@@ -325,8 +325,11 @@ Json Guard::guardStructured(const Json& structured) {
     return Json();
   }
   if (structuredCut_ > 0) {
+    // The cutter also leaves out keys with hidden characters and nesting past its depth, so
+    // the note names every reason rather than the size alone.
     note("[kaja: structured content was cut to its first " +
-         std::to_string(limits_.structuredBytes) + " bytes; " + std::to_string(structuredCut_) +
+         std::to_string(limits_.structuredBytes) + " bytes, without keys that hold hidden " +
+         "characters and below 64 levels of nesting; " + std::to_string(structuredCut_) +
          " bytes were not shown, and each cut string ends in a marker]");
   }
   return std::move(*kept);
