@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/mcp/json_rpc.h"
 #include "core/mcp/types.h"
 
 namespace kaja::core::mcp {
@@ -46,7 +47,7 @@ class RequestLedger {
   void setExpiredHandler(ExpiredHandler handler) { expired_ = std::move(handler); }
 
   /// Returns the next unused request id: 1, 2, 3, …
-  std::int64_t nextId() { return nextId_++; }
+  std::int64_t nextId() { return ids_.next(); }
 
   /// Records request `id`, due within `timeout` (0 or less: no deadline), and returns its entry.
   Entry& add(std::int64_t id, Entry entry, std::chrono::milliseconds timeout) {
@@ -178,7 +179,7 @@ class RequestLedger {
   Clock::time_point armedFor_ = Clock::time_point::max();
   std::map<std::int64_t, Slot> slots_;
   std::deque<std::int64_t> givenUp_;
-  std::int64_t nextId_ = 1;
+  IdAllocator ids_;
   ExpiredHandler expired_;
 };
 
