@@ -103,7 +103,7 @@ TEST_F(FolderGuardTest, HardLinksToFilesAnywhereAreRefusedInEverySpelling) {
   // A second name, in the writable folder, for a file of the read-only one: writing it in
   // place would change the read-only file.
   ASSERT_EQ(::link((home_ + "/site/index.html").c_str(), (home_ + "/notes/same.html").c_str()), 0);
-  for (const std::string spelling :
+  for (const std::string& spelling :
        {std::string("~/notes/same.html"), home_ + "/notes/same.html", home_ + "/notes/./same.html",
         home_ + "//notes/same.html", home_ + "/notes/to-site/../notes/same.html"}) {
     auto result = check(g, {{"path", spelling}});
