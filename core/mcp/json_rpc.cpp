@@ -56,8 +56,9 @@ std::string clip(std::string_view text, std::size_t limit) {
   }
   // Peer text lands in one-line messages on a terminal and before a model: no newlines, no
   // escape sequences, and none of the characters that break a line or turn text around
-  // where it is shown (C1 controls, line and paragraph separators, direction controls),
-  // which are written as escapes (`\u202e`) so that a reader sees they were there.
+  // where it is shown (C1 controls, line and paragraph separators, direction controls) or
+  // draw nothing (zero-width spaces and joiners, word joiners, U+FEFF), which are written as
+  // escapes (`\u202e`) so that a reader sees they were there.
   std::string out;
   out.reserve(cut);
   for (std::size_t i = 0; i < cut; ++i) {
@@ -71,15 +72,19 @@ std::string clip(std::string_view text, std::size_t limit) {
     } else if (c == 0xE2 && i + 2 < cut) {
       const auto b = static_cast<unsigned char>(text[i + 1]);
       const auto d = static_cast<unsigned char>(text[i + 2]);
-      const bool turns = (b == 0x80 && (d == 0x8E || d == 0x8F || (d >= 0xA8 && d <= 0xAE))) ||
-                         (b == 0x81 && d >= 0xA6 && d <= 0xA9);
-      if (turns) {
-        // U+200E, U+200F, U+2028..U+202E, U+2066..U+2069
+      const bool hidden = (b == 0x80 && ((d >= 0x8B && d <= 0x8F) || (d >= 0xA8 && d <= 0xAE))) ||
+                          (b == 0x81 && ((d >= 0xA0 && d <= 0xA4) || (d >= 0xA6 && d <= 0xA9)));
+      if (hidden) {
+        // U+200B..U+200F, U+2028..U+202E, U+2060..U+2064, U+2066..U+2069
         appendEscape(out, 0x2000U + ((b & 0x0FU) << 6U) + (d & 0x3FU));
         i += 2;
       } else {
         out += static_cast<char>(c);
       }
+    } else if (c == 0xEF && i + 2 < cut && static_cast<unsigned char>(text[i + 1]) == 0xBB &&
+               static_cast<unsigned char>(text[i + 2]) == 0xBF) {
+      appendEscape(out, 0xFEFFU);  // a zero-width no-break space
+      i += 2;
     } else {
       out += static_cast<char>(c);
     }

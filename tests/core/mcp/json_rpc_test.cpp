@@ -74,6 +74,14 @@ TEST(JsonRpcTest, IdsAreUniqueAndClipKeepsUtf8Whole) {
   EXPECT_EQ(clip("red\x1b[31m\nline"), "red [31m line");
 }
 
+// An outside review saw a zero-width space in a session id echoed raw into an HTTP error.
+TEST(JsonRpcTest, ClipEscapesCharactersThatDrawNothing) {
+  EXPECT_EQ(clip("a\u200bb\u200cc\u200dd"), "a\\u200bb\\u200cc\\u200dd");
+  EXPECT_EQ(clip("e\u2060f\u2064g\ufeffh"), "e\\u2060f\\u2064g\\ufeffh");
+  // Their neighbours that draw something stay as they are.
+  EXPECT_EQ(clip("\u2010\u2030\u205f\ufefe"), "\u2010\u2030\u205f\ufefe");
+}
+
 TEST(JsonRpcTest, ClipEscapesWhatTurnsOrBreaksTheLineWhereItIsShown) {
   // U+202E RIGHT-TO-LEFT OVERRIDE, U+2067, U+200F, U+2028, U+2029, U+0085 (C1) and U+009B
   // (C1 CSI, which some terminals obey).
