@@ -15,6 +15,7 @@
 #include "core/policy/call_pipeline.h"
 #include "core/policy/terminal_approver.h"
 #include "core/policy/tool_filter.h"
+#include "core/util/quote.h"
 
 namespace kaja::cli {
 namespace {
@@ -112,7 +113,14 @@ core::Result<json> parseArguments(const std::string& text) {
 // ability that exists but is not turned on (a refusal by the persona).
 int unlistedAbility(const PersonaSession& session, const std::string& ability) {
   const std::string& persona = session.persona.name;
-  if (session.context.catalog.findAbilityRecord(ability) != nullptr) {
+  const auto* record = session.context.catalog.findAbilityRecord(ability);
+  if (record != nullptr && !record->ability) {
+    // Listed or not, a manifest that did not load is the thing to fix first.
+    printError("ability " + core::quoteForMessage(ability) +
+               " is broken: " + record->error.describe());
+    return kExitUsage;
+  }
+  if (record != nullptr) {
     return refusedExit("persona \"" + persona + "\" does not include " + ability +
                        "; turn it on with `kaja enable " + ability +
                        "` or choose a persona that has it (`kaja personas`)");

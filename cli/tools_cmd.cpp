@@ -128,6 +128,12 @@ std::optional<int> checkAbility(const PersonaSession& session, const gateway::To
     if (catalog.offersBackupTools()) names.push_back(policy::kKajaAbility);
     std::string hint = core::didYouMean(ability, names);
     const marketplace::AbilityRecord* record = session.context.catalog.findAbilityRecord(ability);
+    if (record != nullptr && !record->ability) {
+      // Listed or not, a manifest that did not load is the thing to fix first.
+      printError("ability " + core::quoteForMessage(ability) +
+                 " is broken: " + record->error.describe());
+      return kExitUsage;
+    }
     if (hint.empty() && record != nullptr) {
       hint = record->layer == marketplace::LayerKind::kWorkspace
                  ? "; it is a server of this workspace's .mcp.json: `kaja enable " + ability +

@@ -162,6 +162,20 @@ TEST_F(KajaCliTest, AFifoWhereKajaKeepsAFileIsRefusedNotWaitedOn) {
   }
 }
 
+// An outside review got "persona does not include num" from call and "has no ability" from
+// tools for an ability whose manifest did not load; the manifest is what needs fixing.
+TEST_F(KajaCliTest, CallAndToolsNameABrokenManifest) {
+  root_.write(userAbility("broke"), "command = \"/bin/cat\"\nargs = [\"\\udb40\"]\n");
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"call", "broke", "echo", "{}"}, {"tools", "broke"}}) {
+    auto result = kaja(args);
+    EXPECT_EQ(result.exitCode, 2) << args.front() << ": " << result.err;
+    EXPECT_THAT(result.err, HasSubstr("ability \"broke\" is broken")) << args.front();
+    EXPECT_THAT(result.err, HasSubstr("broke/mcp.toml")) << args.front();
+    EXPECT_THAT(result.err, Not(HasSubstr("does not include"))) << args.front();
+  }
+}
+
 TEST_F(KajaCliTest, UserAbilityReplacesShippedOne) {
   root_.write(userAbility("time"), "command = \"/bin/cat\"\n");
   auto result = kaja({"abilities", "--json"});
