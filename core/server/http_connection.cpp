@@ -59,13 +59,7 @@ void HttpConnection::onHeader(const boost::system::error_code& ec) {
     return;
   }
   if (ec) {
-    if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
-        ec != http::error::end_of_stream && ec != http::error::partial_message) {
-      respond(http::status::bad_request,
-              errorBody("The request is not valid HTTP/1.1 (" + ec.message() + ")."), {}, true);
-    } else {
-      close();
-    }
+    refuseMalformed(ec);
     return;
   }
   keepAliveRequested_ = parser_->get().keep_alive();
@@ -77,6 +71,18 @@ void HttpConnection::onHeader(const boost::system::error_code& ec) {
   http::async_read(stream_, buffer_, *parser_,
                    [self = shared_from_this()](const boost::system::error_code& error,
                                                std::size_t) { self->onBody(error); });
+}
+
+void HttpConnection::refuseMalformed(const boost::system::error_code& ec) {
+  // A request HTTP cannot read (a bad line, header or chunk) gets 400 saying why; a client
+  // that went away or stopped mid-message is only closed.
+  if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
+      ec != http::error::end_of_stream && ec != http::error::partial_message) {
+    respond(http::status::bad_request,
+            errorBody("The request is not valid HTTP/1.1 (" + ec.message() + ")."), {}, true);
+  } else {
+    close();
+  }
 }
 
 void HttpConnection::refuseTooLarge() {
@@ -94,7 +100,7 @@ void HttpConnection::onBody(const boost::system::error_code& ec) {
     return;
   }
   if (ec) {
-    close();
+    refuseMalformed(ec);
     return;
   }
   http::request<http::string_body> request = parser_->release();

@@ -80,6 +80,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void onHeader(const boost::system::error_code& ec);
   void onBody(const boost::system::error_code& ec);
   /// Answers 413: the body passed maxMessageBytes (announced, or while it was read).
+  /// Answers 400 for a request HTTP cannot read, or closes when the client went away.
+  void refuseMalformed(const boost::system::error_code& ec);
   void refuseTooLarge();
   void flush();
   void afterResponse();

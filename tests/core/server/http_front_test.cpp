@@ -121,6 +121,15 @@ TEST(HttpFrontTest, WrongRequestsGetTheirStatus) {
   RawHttp garbage(h.port);
   garbage.write("\x01\x02 nonsense\r\n\r\n");
   EXPECT_EQ(garbage.readAll().status, 400);
+  // A chunk size past what any body holds (an outside review saw the connection just close).
+  RawHttp chunk(h.port);
+  chunk.write(
+      "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "Accept: application/json, text/event-stream\r\nMcp-Session-Id: " +
+      id + "\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFF\r\n");
+  const auto answer = chunk.readAll();
+  EXPECT_EQ(answer.status, 400);
+  EXPECT_NE(answer.body.find("not valid HTTP/1.1"), std::string::npos) << answer.body;
 }
 
 TEST(HttpFrontTest, AMalformedBodyGetsAParseErrorAndTheServerGoesOn) {
