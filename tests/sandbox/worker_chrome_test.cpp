@@ -53,6 +53,7 @@ TEST(SandboxWorkerChromeTest, ChromeDevtoolsMcpLoadsThePublicPageAndIsRefusedThe
        go("public-name", "http://public.example/"), snapshot("public-name")},
       240);
   ASSERT_EQ(result.exitCode, 0) << result.out << result.err;
+  EXPECT_EQ(result.leftovers, 0) << "origins or the worker outlived the lab";
   auto replies = result.replies;
   ASSERT_EQ(replies.size(), 10U) << result.out << result.err;
   if (std::getenv("KAJA_SHOW")) std::fprintf(stderr, "%s", result.out.c_str());

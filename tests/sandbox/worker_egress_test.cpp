@@ -46,6 +46,7 @@ TEST(SandboxWorkerEgressTest, ServersReachPublicAddressesOnlyAndOnlyThroughThePr
                                 {"raw-private", "connect", R"({"host":"10.0.0.5","port":80})"}},
                                180);
   ASSERT_EQ(result.exitCode, 0) << result.out << result.err;
+  EXPECT_EQ(result.leftovers, 0) << "origins or the worker outlived the lab";
   auto replies = result.replies;
   ASSERT_EQ(replies.size(), 10U) << result.out << result.err;
   if (std::getenv("KAJA_SHOW")) std::fprintf(stderr, "%s", result.out.c_str());
@@ -82,6 +83,7 @@ TEST(SandboxWorkerEgressTest, AllowPrivateOpensItsRangeOnlyThroughTheProxy) {
        {"raw-private", "connect", R"({"host":"10.0.0.5","port":80})"}},
       180, {"--allow-private", "10.0.0.0/8", "--allow-private=192.168.77.0/24"});
   ASSERT_EQ(result.exitCode, 0) << result.out << result.err;
+  EXPECT_EQ(result.leftovers, 0) << "origins or the worker outlived the lab";
   auto replies = result.replies;
   ASSERT_EQ(replies.size(), 7U) << result.out << result.err;
   std::ifstream errFile(dir.path() + "/worker.err");

@@ -4,9 +4,12 @@
 // resolve through a private /etc/hosts, and the real worker serves the lab's marketplace.
 #pragma once
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -32,11 +35,29 @@ struct LabResult {
   std::map<std::string, std::string> replies;
   std::string out;
   std::string err;
+  int leftovers = 0;  ///< processes still running with the lab's folder in their command line
 };
+
+/// Returns how many processes have `text` in their command line.
+inline int processesMentioning(const std::string& text) {
+  int count = 0;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return 0;
+  while (const dirent* entry = ::readdir(proc)) {
+    if (entry->d_name[0] < '1' || entry->d_name[0] > '9') continue;
+    std::ifstream file(std::string("/proc/") + entry->d_name + "/cmdline", std::ios::binary);
+    std::string line((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    if (line.find(text) != std::string::npos) ++count;
+  }
+  ::closedir(proc);
+  return count;
+}
 
 // The lab's script; it runs inside `unshare -n -m`: the addresses, the origins, the worker, then
 // one call per line of $DIR/cases ("name tool arguments"), printing "name: <reply>".
 inline constexpr const char* kLab = R"(set -eu
+# The origins and the worker end with the lab, however it ends: nothing is left behind.
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null || true' EXIT
 ip link set lo up
 for a in 93.184.216.34 10.0.0.5 169.254.169.254; do
   ip addr add "$a/32" dev lo
@@ -118,6 +139,10 @@ inline LabResult runWorkerLab(const kaja::testing::TempDir& dir, const std::stri
   result.exitCode = ran.exitCode;
   result.out = ran.out;
   result.err = ran.err;
+  // The origins and the worker were started in the background; none may outlive the lab.
+  for (int i = 0; i < 50 && (result.leftovers = processesMentioning(dir.path())) > 0; ++i) {
+    ::usleep(100 * 1000);
+  }
   std::istringstream lines(ran.out);
   for (std::string line; std::getline(lines, line);) {
     const auto colon = line.find(": ");
