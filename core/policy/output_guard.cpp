@@ -20,6 +20,11 @@ constexpr size_t kBlockFrameBytes = 32;
 // The budget for block frames is as large as the text limit, and never below this.
 constexpr size_t kMinFrameBudget = 4096;
 
+// The budget for block frames of one result.
+size_t frameBudget(const OutputLimits& limits) {
+  return std::max(limits.textBytes, kMinFrameBudget);
+}
+
 Json textBlock(std::string text) { return Json{{"type", "text"}, {"text", std::move(text)}}; }
 
 const std::string* stringMember(const Json& object, const char* key) {
@@ -113,7 +118,7 @@ class Guard {
       : limits_(limits),
         text_(limits.textBytes),
         meta_(limits.metaBytes),
-        framesLeft_(std::max(limits.textBytes, kMinFrameBudget)) {}
+        framesLeft_(frameBudget(limits)) {}
 
   Json guardContent(const Json& content);
   Json guardStructured(const Json& structured);
@@ -348,7 +353,7 @@ void Guard::finish(Json& content, OutputReport& report) {
     note("[kaja: " + std::to_string(blocksLeftOut_) +
          " content blocks were left out: the result has more blocks than kaja passes on (their "
          "frames, names and notes are limited to " +
-         std::to_string(std::max(limits_.textBytes, kMinFrameBudget)) + " bytes)]");
+         std::to_string(frameBudget(limits_)) + " bytes)]");
   }
   size_t hidden = text_.hidden() + meta_.hidden() + structuredHidden_ + fieldsHidden_;
   if (hidden > 0) {

@@ -8,9 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <limits>
 #include <random>
-#include <sstream>
 
 #include "core/util/unique_fd.h"
 
@@ -23,20 +22,9 @@ std::string syscallMessage(std::string_view call, std::string_view what, int err
 std::optional<std::string> readTextFile(const std::string& path) {
   // Without blocking, and from a regular file only: a FIFO put where kaja keeps a file would
   // otherwise hang it until someone writes.
-  UniqueFd fd(retryOnEintr(
-      [&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY); }));
-  struct stat info {};
-  if (!fd.valid() || ::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) {
-    return std::nullopt;
-  }
-  std::string text;
-  char buffer[65536];
-  while (true) {
-    const ssize_t n = retryOnEintr([&] { return ::read(fd.get(), buffer, sizeof buffer); });
-    if (n < 0) return std::nullopt;
-    if (n == 0) return text;
-    text.append(buffer, static_cast<size_t>(n));
-  }
+  auto text = readRegularFile(path, std::numeric_limits<std::size_t>::max(), path);
+  if (!text) return std::nullopt;
+  return std::move(*text);
 }
 
 Result<std::string> readRegularFile(const std::string& path, std::size_t maxBytes,
