@@ -13,10 +13,10 @@ Gateway::Impl::Impl(boost::asio::io_context& context, GatewayOptions opts)
     : io(context), options(std::move(opts)), cache(options.cacheDir) {
   HostOptions hostOptions = options.host;
   hostOptions.forwardServerRequests = true;
-  // Servers are spoken to at 2025-11-25, with sessions, so that what they ask of a client
-  // (sampling, elicitation, logging, subscriptions) reaches kaja's clients as requests and
-  // notifications; kaja speaks 2026-07-28 to its own clients itself.
-  hostOptions.discover = false;
+  // Servers are spoken to at 2026-07-28 when they can (an ability's `protocol` decides
+  // otherwise), else at 2025-11-25. What a 2026-07-28 server asks within a call reaches the
+  // client as that client's era asks it; a 2025 client's subscriptions and log level become
+  // the server's listen filter and each request's _meta (mcp::Client does that).
   auto user = hostOptions.events;
   // The host outlives no handler: each holds a weak reference to the gateway.
   // While failed abilities are tried again, only a new kind of failure is worth a line.

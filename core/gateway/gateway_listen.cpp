@@ -4,6 +4,7 @@
 
 #include "core/gateway/gateway_session.h"  // IWYU pragma: associated
 #include "core/gateway/gateway_util.h"
+#include "core/mcp/client.h"
 
 namespace kaja::core::gateway {
 
@@ -11,7 +12,6 @@ using mcp::Json;
 
 namespace {
 
-const char* const kSubscriptionId = "io.modelcontextprotocol/subscriptionId";
 // More resource URIs than this in one listen request are refused.
 constexpr std::size_t kMaxListenedUris = 256;
 
@@ -31,7 +31,7 @@ bool askedFor(const Json& filter, const char* key) {
 Json tagged(Json params, const Json& subscriptionId) {
   if (!params.is_object()) params = Json::object();
   if (!params.contains("_meta") || !params["_meta"].is_object()) params["_meta"] = Json::object();
-  params["_meta"][kSubscriptionId] = subscriptionId;
+  params["_meta"][mcp::kMetaSubscriptionId] = subscriptionId;
   return params;
 }
 
@@ -82,7 +82,7 @@ void GatewaySession::listen(const mcp::Request& request) {
                    tagged(Json{{"notifications", honored}}, request.id), request.id);
   if (honored.empty()) {
     // Nothing to send: the stream ends with its result at once.
-    return respond(request.id, Json{{"_meta", {{kSubscriptionId, request.id}}}});
+    return respond(request.id, Json{{"_meta", {{mcp::kMetaSubscriptionId, request.id}}}});
   }
   // A server tells of updates only to a connection that subscribed to the resource.
   for (const auto& uri : uris) {

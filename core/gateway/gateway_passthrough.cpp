@@ -123,6 +123,16 @@ void GatewaySession::listEverywhere(const mcp::Request& request, const std::stri
 void GatewaySession::forward(const mcp::Request& request) {
   Json params = request.params.is_object() ? request.params : Json::object();
   Gateway::Impl& gateway = *gateway_;
+  // kaja holds one subscription per resource for all its clients: one client's unsubscribe
+  // must not end another's updates.
+  if (request.method == "resources/unsubscribe") {
+    const std::string uri = stringAt(params, "uri");
+    const bool shared = std::ranges::any_of(gateway.sessions, [this, &uri](const auto& weak) {
+      auto other = weak.lock();
+      return other && other.get() != this && other->subscribedTo(uri);
+    });
+    if (shared && subscribed_.erase(uri) > 0) return respond(request.id, Json::object());
+  }
   std::string ability;
   std::string capability = request.method.starts_with("prompts") ? "prompts" : "resources";
   std::string promptName = stringAt(params, "name");

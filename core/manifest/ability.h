@@ -113,8 +113,7 @@ struct Ability {
   int idleTimeoutSeconds = kDefaultIdleTimeoutSeconds;  ///< `idleTimeout`, in seconds
   /// `protocol`: the MCP version kaja speaks to the server, "2025-11-25" (initialize and a
   /// session) or "2026-07-28" (server/discover, stateless, with a fallback to initialize);
-  /// empty leaves it to kaja (2026-07-28 first in doctor, tools and call; 2025-11-25 in
-  /// kaja serve, which then serves both kinds of client everything).
+  /// empty leaves it to kaja (2026-07-28 first, falling back to initialize).
   std::string protocol;
 
   /// Returns true when the ability needs a key to be on (auth present and not keyless).

@@ -57,6 +57,7 @@ Client::Client(asio::io_context& io, std::shared_ptr<Transport> transport, Clien
       pending_(io),
       connectTimer_(io),
       refreshTimer_(io),
+      listenAckTimer_(io),
       listenTimer_(io) {
   // The ledger runs this only while it, and so this client, lives.
   pending_.setExpiredHandler(
@@ -220,6 +221,11 @@ std::int64_t Client::request(const std::string& method, Json params,
     return requestWithInputs(method, method, std::move(params), std::move(options),
                              std::move(done));
   }
+  // 2026-07-28 removed these; the listen stream and each request's _meta do their work.
+  if (stateless_ && (method == "resources/subscribe" || method == "resources/unsubscribe")) {
+    return subscribe(method, params, std::move(done));
+  }
+  if (stateless_ && method == "logging/setLevel") return setLogLevel(params, std::move(done));
   if (stateless_) params = withMeta(std::move(params));
   return startRequest(method, method, std::move(params), timeout, std::move(done),
                       std::move(onProgress));
@@ -438,7 +444,7 @@ void Client::listPage(std::optional<std::string> cursor,
         if (self->stateless_) self->applyToolHeaders(*tools);
         self->tools_ = *tools;
         self->toolsListed_ = true;
-        if (self->stateless_) self->listenForToolChanges();
+        if (self->stateless_) self->listen();
         done(std::move(*tools));
       });
 }
@@ -514,6 +520,7 @@ void Client::onTransportClosed(const Error& error) {
   connectTimer_.cancel();
   refreshTimer_.cancel();
   listenTimer_.cancel();
+  listenAckTimer_.cancel();
   auto pending = pending_.takeAll();
   for (auto& [id, request] : pending) {
     Error failure = error;

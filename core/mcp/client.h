@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,10 @@
 #include "core/mcp/types.h"
 
 namespace kaja::core::mcp {
+
+/// The _meta key with which a server tags each notification of a subscriptions/listen stream
+/// (2026-07-28): the id of the listen request.
+inline constexpr const char* kMetaSubscriptionId = "io.modelcontextprotocol/subscriptionId";
 
 /// Settings for one Client.
 struct ClientOptions {
@@ -201,8 +206,21 @@ class Client : public std::enable_shared_from_this<Client> {
   void applyToolHeaders(std::vector<Tool>& tools);
   /// Leaves out every tool whose name the listing holds more than once, with a warning.
   void dropDuplicateTools(std::vector<Tool>& tools);
-  void listenForToolChanges();
+  // 2026-07-28 has no session to subscribe or set a log level on (client_listen.cpp): a
+  // subscription is a filter of the one subscriptions/listen stream, and the log level goes
+  // in each request's _meta.
+  /// Opens the listen stream when something wants it and none is open.
+  void listen();
+  /// Closes the open listen stream (the server is told) and opens one with today's filter.
+  void relisten();
+  void stopListening();
+  [[nodiscard]] Json listenFilter() const;
+  void onListenEnded(Result<Json> result);
+  void onListenAcknowledged(const Json& params);
+  void settleListenWaiters(const Result<Json>& result);
   void reopenListenLater(const Error& why);
+  std::int64_t subscribe(const std::string& method, const Json& params, ResultCallback done);
+  std::int64_t setLogLevel(const Json& params, ResultCallback done);
   void listPage(std::optional<std::string> cursor, const std::shared_ptr<std::vector<Tool>>& tools,
                 int pages, std::function<void(Result<std::vector<Tool>>)> done,
                 std::size_t bytesSoFar = 0);
@@ -232,6 +250,13 @@ class Client : public std::enable_shared_from_this<Client> {
   bool refreshTimerArmed_ = false;
   Clock::time_point lastRefresh_;
   bool listening_ = false;                 ///< a subscriptions/listen stream is open (2026-07-28)
+  std::int64_t listenId_ = 0;              ///< its request id
+  std::uint64_t listenGeneration_ = 0;     ///< bumped when kaja itself ends a listen stream
+  std::set<std::string> subscribedUris_;   ///< the listen filter's resourceSubscriptions
+  /// subscribe/unsubscribe requests waiting for the new stream's acknowledgement.
+  std::vector<ResultCallback> listenWaiters_;
+  boost::asio::steady_timer listenAckTimer_;
+  std::string logLevel_;  ///< from logging/setLevel; sent in each request's _meta
   boost::asio::steady_timer listenTimer_;  ///< the wait before a closed listen stream reopens
   int listenDrops_ = 0;                    ///< listen streams closed in a row, for the backoff
   Clock::time_point listenOpened_;

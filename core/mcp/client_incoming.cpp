@@ -9,8 +9,6 @@
 namespace kaja::core::mcp {
 namespace {
 
-// How many given-up request ids are remembered, so that their late answers pass quietly.
-
 /// Returns `sentence` with its first letter lower-cased, to follow a colon.
 std::string lowerFirst(std::string sentence) {
   if (!sentence.empty() && sentence[0] >= 'A' && sentence[0] <= 'Z') sentence[0] += 'a' - 'A';
@@ -141,6 +139,7 @@ void Client::onServerRequest(const Request& request) {
 void Client::onNotification(const Notification& notification) {
   const auto& method = notification.method;
   const Json& params = notification.params;
+  if (method == "notifications/subscriptions/acknowledged") onListenAcknowledged(params);
   if (method == "notifications/progress" && params.is_object()) {
     const auto token = params.find("progressToken");
     if (token != params.end() && token->is_number_integer()) {
@@ -176,7 +175,17 @@ void Client::onNotification(const Notification& notification) {
                std::exchange(relistOnListen_, false)))) {
     refreshTools();
   }
-  if (notificationHandler_) notificationHandler_(notification);
+  if (!notificationHandler_) return;
+  // The id of kaja's own listen stream means nothing to whoever hears of the change.
+  if (stateless_ && params.is_object() && params.contains("_meta") && params["_meta"].is_object() &&
+      params["_meta"].contains(kMetaSubscriptionId)) {
+    Notification untagged = notification;
+    untagged.params["_meta"].erase(kMetaSubscriptionId);
+    if (untagged.params["_meta"].empty()) untagged.params.erase("_meta");
+    notificationHandler_(untagged);
+    return;
+  }
+  notificationHandler_(notification);
 }
 
 }  // namespace kaja::core::mcp

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cstdint>
-#include <random>
 
 #include "core/mcp/client.h"
 
@@ -13,13 +12,11 @@ namespace asio = boost::asio;
 
 namespace {
 
+// The _meta key of a 2026-07-28 request that asks for its log messages, and from which level.
+constexpr const char* kMetaLogLevel = "io.modelcontextprotocol/logLevel";
+
 // A server that keeps asking for more input would otherwise hold a call forever.
 constexpr int kMaxInputRounds = 16;
-// The backoff of a closed subscriptions/listen stream, and how long one must have stayed up
-// for the next close to start the backoff over.
-constexpr std::chrono::milliseconds kFirstListenRetry{500};
-constexpr std::chrono::milliseconds kMaxListenRetry{30000};
-constexpr std::chrono::seconds kHealthyListen{10};
 // The most inputs one input_required round may ask for, the most bytes they may take, and
 // the most bytes of the state kaja holds and sends back for the server.
 constexpr std::size_t kMaxInputRequests = 16;
@@ -87,6 +84,8 @@ Json Client::withMeta(Json params) const {
   }
   meta["io.modelcontextprotocol/clientInfo"] = {{"name", options_.clientName},
                                                 {"version", options_.clientVersion}};
+  // The level a logging/setLevel chose, unless the caller named one for this request.
+  if (!logLevel_.empty() && !meta.contains(kMetaLogLevel)) meta[kMetaLogLevel] = logLevel_;
   return params;
 }
 
@@ -322,62 +321,6 @@ void Client::answerInputs(std::int64_t callId, const Json& inputRequests,
       if (!std::exchange(*answered, true)) finish(key, std::move(answer));
     });
   }
-}
-
-void Client::listenForToolChanges() {
-  // At 2026-07-28 a server sends change notifications only on a subscriptions/listen
-  // stream, so one is opened once tools are listed, if anyone wants the news and the server
-  // says its tools can change. The request has no deadline: it lasts as long as the stream.
-  if (listening_ || !toolsChangedHandler_) return;
-  const Json& capabilities = serverInfo_.capabilities;
-  const auto tools = capabilities.find("tools");
-  if (tools == capabilities.end() || !tools->is_object()) return;
-  const auto changes = tools->find("listChanged");
-  if (changes == tools->end() || !changes->is_boolean() || !changes->get<bool>()) return;
-  listening_ = true;
-  listenOpened_ = Clock::now();
-  Json params = {{"notifications", {{"toolsListChanged", true}}}};
-  startRequest(
-      "subscriptions/listen", "subscriptions/listen", withMeta(std::move(params)),
-      std::chrono::milliseconds(-1),
-      [weak = weak_from_this()](Result<Json> result) {
-        auto self = weak.lock();
-        if (!self) return;
-        self->listening_ = false;
-        // A result, or a JSON-RPC error, is the server ending the subscription on purpose; a
-        // stream that broke (a restart, a network blip) is opened again.
-        if (result || self->state_ != State::kReady) return;
-        if (result.error().rpcCode != 0) {
-          self->warn(self->describe() + " stopped sending tool changes: " + result.error().message);
-          return;
-        }
-        self->reopenListenLater(result.error());
-      },
-      {});
-}
-
-void Client::reopenListenLater(const Error& why) {
-  // 0.5 s doubling to 30 s, each wait drawn from its upper half so that many clients of one
-  // restarted server do not come back in step; a stream that stayed up starts over.
-  if (Clock::now() - listenOpened_ >= kHealthyListen) listenDrops_ = 0;
-  if (listenDrops_ == 0) {
-    warn(describe() + "'s listen stream closed (" + why.message + "); kaja opens it again.");
-  }
-  auto delay = kFirstListenRetry;
-  for (int i = 0; i < listenDrops_ && delay < kMaxListenRetry; ++i)
-    delay = std::min(delay * 2, kMaxListenRetry);
-  ++listenDrops_;
-  std::random_device random;
-  const auto half = delay.count() / 2;
-  delay = std::chrono::milliseconds(
-      half + std::uniform_int_distribution<std::int64_t>(0, delay.count() - half)(random));
-  listenTimer_.expires_after(delay);
-  listenTimer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
-    auto self = weak.lock();
-    if (ec || !self || !self->isReady() || !self->transport_->isOpen() || self->listening_) return;
-    self->relistOnListen_ = true;
-    self->listenForToolChanges();
-  });
 }
 
 void Client::applyToolHeaders(std::vector<Tool>& tools) {

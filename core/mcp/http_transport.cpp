@@ -80,8 +80,13 @@ void HttpTransport::send(const Message& message) {
     sendReply(message);
     return;
   }
-  post(message, false);
   const auto* notification = std::get_if<Notification>(&message);
+  if (notification != nullptr && notification->method == "notifications/cancelled" &&
+      protocolVersion_ >= kStatelessProtocolVersion) {
+    // At 2026-07-28 a request's stream is its lifetime: closing it is what cancels it.
+    closeStreamOf(notification->params);
+  }
+  post(message, false);
   if (notification != nullptr && notification->method == "notifications/initialized" &&
       options_.openGetStream && !listenKey_) {
     // A server may send a request of its own on the GET stream as soon as it sees the next
@@ -89,6 +94,17 @@ void HttpTransport::send(const Message& message) {
     // the stream, briefly.
     awaitingListen_ = true;
     after(options_.listenWait, [this] { releaseBeforeListen(); });
+  }
+}
+
+void HttpTransport::closeStreamOf(const Json& cancelled) {
+  if (!cancelled.is_object() || !cancelled.contains("requestId")) return;
+  const std::string key = idKey(cancelled["requestId"]);
+  for (auto it = exchanges_.begin(); it != exchanges_.end(); ++it) {
+    if (it->second.kind != Kind::kPost || !it->second.waiting.contains(key)) continue;
+    worker_->cancel(it->second.transfer);
+    exchanges_.erase(it);
+    return;
   }
 }
 

@@ -145,6 +145,8 @@ class HttpTransport final : public Transport, public std::enable_shared_from_thi
   void unreadableAnswer(std::uint64_t key, const Error& cause);
   void finishRenewal();
   void releaseBeforeListen();
+  /// Closes the stream of the request a notifications/cancelled names (2026-07-28).
+  void closeStreamOf(const Json& cancelled);
   void deliver(Message message);
   void resume(const Exchange& exchange, const std::string& why);
   void sessionExpired(Exchange exchange);

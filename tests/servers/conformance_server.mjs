@@ -157,7 +157,17 @@ function registerContentTools(server) {
   );
 }
 
-function registerNotifyingTools(server) {
+function registerNotifyingTools(server, era) {
+  // Tells of a change to a resource, as a server whose data moved would: at 2025-11-25 to a
+  // client that subscribed to it, at 2026-07-28 to listen streams whose filter names it.
+  server.registerTool(
+    'test_touch_resource',
+    { description: 'Announces that a resource changed', inputSchema: z.object({ uri: z.string() }) },
+    async ({ uri }) => {
+      if (era === 'modern' || subscriptions.has(uri)) await server.server.sendResourceUpdated({ uri });
+      return text(`touched ${uri}`);
+    },
+  );
   server.registerTool(
     'test_tool_with_logging',
     { description: 'Logs three messages while it runs', inputSchema: z.object({}) },
@@ -187,9 +197,17 @@ function registerNotifyingTools(server) {
   );
 }
 
-// 2025-era tools that ask the client mid-call (server-to-client requests), and one that cuts
-// its own SSE stream so that the client must resume it.
-function registerAskingTools(server) {
+// The tools that ask the client something mid-call. At 2025-11-25 they send it a request of
+// their own; at 2026-07-28 they answer input_required and read the answer from the retry, as
+// a server that speaks both eras offers the same tools in both.
+function registerAskingTools(server, era) {
+  const ask = async (ctx, request) => {
+    if (era === 'modern') return ctx.mcpReq.inputResponses?.answer;
+    return request.method === 'sampling/createMessage'
+      ? ctx.mcpReq.requestSampling(request.params)
+      : ctx.mcpReq.elicitInput(request.params);
+  };
+  const stillAsking = (request) => sdk.inputRequired({ inputRequests: { answer: request } });
   server.registerTool(
     'test_reconnection',
     {
@@ -206,10 +224,12 @@ function registerAskingTools(server) {
     'test_sampling',
     { description: 'Asks the client to sample', inputSchema: z.object({ prompt: z.string() }) },
     async ({ prompt }, ctx) => {
-      const result = await ctx.mcpReq.requestSampling({
-        messages: [{ role: 'user', content: { type: 'text', text: prompt } }],
-        maxTokens: 100,
-      });
+      const request = {
+        method: 'sampling/createMessage',
+        params: { messages: [{ role: 'user', content: { type: 'text', text: prompt } }], maxTokens: 100 },
+      };
+      const result = await ask(ctx, request);
+      if (result === undefined) return stillAsking(request);
       const content = Array.isArray(result.content) ? result.content[0] : result.content;
       return text(`LLM response: ${content?.text ?? 'No response'}`);
     },
@@ -219,7 +239,9 @@ function registerAskingTools(server) {
       name,
       { description, inputSchema: z.object({}).passthrough() },
       async (input, ctx) => {
-        const result = await ctx.mcpReq.elicitInput(params(input));
+        const request = { method: 'elicitation/create', params: params(input) };
+        const result = await ask(ctx, request);
+        if (result === undefined) return stillAsking(request);
         const content = JSON.stringify(result.content ?? {});
         return text(`${prefix}: action=${result.action}, content=${content}`);
       },
@@ -446,8 +468,8 @@ function makeServer({ era } = { era: 'legacy' }) {
     },
   );
   registerContentTools(server);
-  registerNotifyingTools(server);
-  if (era === 'legacy') registerAskingTools(server);
+  registerNotifyingTools(server, era);
+  registerAskingTools(server, era);
   if (era === 'modern') {
     modern.registerInputRequiredTools(server);
     modern.registerStatelessDiagnostics(server);

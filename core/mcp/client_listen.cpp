@@ -1,0 +1,230 @@
+// Client's subscriptions/listen stream at 2026-07-28, and what stands in for the session
+// methods that version removed. A server sends change notifications only on that stream,
+// and only those its filter asks for: tool, prompt and resource list changes, and updates of
+// the resources named in resourceSubscriptions. So a resources/subscribe or unsubscribe
+// changes the filter (the stream is closed and opened again with the new one, and the
+// request succeeds once the server acknowledges it), and logging/setLevel sets the level
+// every later request names in its _meta.
+#include <algorithm>
+#include <array>
+#include <boost/asio/post.hpp>
+#include <cstdint>
+#include <random>
+
+#include "core/mcp/client.h"
+
+namespace kaja::core::mcp {
+namespace asio = boost::asio;
+
+namespace {
+
+// The backoff of a closed subscriptions/listen stream, and how long one must have stayed up
+// for the next close to start the backoff over.
+constexpr std::chrono::milliseconds kFirstListenRetry{500};
+constexpr std::chrono::milliseconds kMaxListenRetry{30000};
+constexpr std::chrono::seconds kHealthyListen{10};
+// More resources than this in one filter are refused, as kaja's own server refuses them.
+constexpr std::size_t kMaxSubscribedUris = 256;
+constexpr std::size_t kMaxUriBytes = 8192;
+constexpr std::array<std::string_view, 8> kLogLevels = {
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
+
+bool declares(const Json& capabilities, const char* kind, const char* flag) {
+  const auto it = capabilities.find(kind);
+  if (it == capabilities.end() || !it->is_object()) return false;
+  const auto value = it->find(flag);
+  return value != it->end() && value->is_boolean() && value->get<bool>();
+}
+
+}  // namespace
+
+Json Client::listenFilter() const {
+  const Json& capabilities = serverInfo_.capabilities;
+  Json filter = Json::object();
+  if (toolsChangedHandler_ && declares(capabilities, "tools", "listChanged")) {
+    filter["toolsListChanged"] = true;
+  }
+  if (!subscribedUris_.empty()) filter["resourceSubscriptions"] = Json(subscribedUris_);
+  // The other list changes ride along on a stream that is open anyway.
+  if (!filter.empty() && notificationHandler_) {
+    if (declares(capabilities, "prompts", "listChanged")) filter["promptsListChanged"] = true;
+    if (declares(capabilities, "resources", "listChanged")) filter["resourcesListChanged"] = true;
+  }
+  return filter;
+}
+
+void Client::listen() {
+  // The request has no deadline: it lasts as long as the stream.
+  if (listening_ || !stateless_ || state_ != State::kReady) return;
+  Json filter = listenFilter();
+  if (filter.empty()) {
+    settleListenWaiters(Json::object());
+    return;
+  }
+  listening_ = true;
+  listenOpened_ = Clock::now();
+  const std::uint64_t generation = listenGeneration_;
+  listenId_ = startRequest(
+      "subscriptions/listen", "subscriptions/listen",
+      withMeta(Json{{"notifications", std::move(filter)}}), std::chrono::milliseconds(-1),
+      [weak = weak_from_this(), generation](Result<Json> result) {
+        auto self = weak.lock();
+        if (!self || generation != self->listenGeneration_) return;
+        self->onListenEnded(std::move(result));
+      },
+      {});
+  if (!listenWaiters_.empty()) {
+    listenAckTimer_.expires_after(options_.requestTimeout);
+    listenAckTimer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+      auto self = weak.lock();
+      if (ec || !self) return;
+      self->settleListenWaiters(std::unexpected(self->makeError(
+          ErrorCode::kTimeout, self->describe() + " did not acknowledge the new subscriptions "
+                                                  "within the request timeout; kaja gave up.")));
+    });
+  }
+}
+
+void Client::onListenEnded(Result<Json> result) {
+  listening_ = false;
+  listenId_ = 0;
+  if (!listenWaiters_.empty()) {
+    settleListenWaiters(result ? Result<Json>(std::unexpected(makeError(
+                                     ErrorCode::kProtocol,
+                                     describe() + " ended the listen stream before "
+                                                  "acknowledging the subscriptions.")))
+                               : Result<Json>(std::unexpected(result.error())));
+  }
+  // A result, or a JSON-RPC error, is the server ending the subscription on purpose; a
+  // stream that broke (a restart, a network blip) is opened again.
+  if (result || state_ != State::kReady) return;
+  if (result.error().rpcCode != 0) {
+    warn(describe() + " stopped sending changes: " + result.error().message);
+    return;
+  }
+  reopenListenLater(result.error());
+}
+
+void Client::stopListening() {
+  if (!listening_) return;
+  // The callback of the stream given up on must not reopen it.
+  ++listenGeneration_;
+  listening_ = false;
+  const std::int64_t id = std::exchange(listenId_, 0);
+  if (pending_.giveUp(id)) {
+    notify("notifications/cancelled", {{"requestId", id}, {"reason", "the filter changed"}});
+  }
+}
+
+void Client::relisten() {
+  stopListening();
+  // A broken stream waiting to be reopened missed what changed meanwhile.
+  if (listenTimer_.cancel() > 0) relistOnListen_ = true;
+  listen();
+}
+
+void Client::onListenAcknowledged(const Json& params) {
+  if (!listening_ || !params.is_object()) return;
+  const auto meta = params.find("_meta");
+  if (meta == params.end() || !meta->is_object()) return;
+  const auto id = meta->find(kMetaSubscriptionId);
+  // Ids compare as whole numbers: a server may echo 7 as 7.0.
+  if (id == meta->end() || !id->is_number() || id->get<double>() != static_cast<double>(listenId_))
+    return;
+  listenAckTimer_.cancel();
+  settleListenWaiters(Json::object());
+}
+
+void Client::settleListenWaiters(const Result<Json>& result) {
+  if (listenWaiters_.empty()) return;
+  listenAckTimer_.cancel();
+  for (auto& waiter : std::exchange(listenWaiters_, {})) {
+    asio::post(io_, [waiter = std::move(waiter), result] { waiter(result); });
+  }
+}
+
+std::int64_t Client::subscribe(const std::string& method, const Json& params,
+                               ResultCallback done) {
+  const std::int64_t id = pending_.nextId();
+  const auto uri = params.is_object() ? params.find("uri") : params.end();
+  if (!params.is_object() || uri == params.end() || !uri->is_string() ||
+      uri->get_ref<const std::string&>().empty() ||
+      uri->get_ref<const std::string&>().size() > kMaxUriBytes) {
+    Error error = makeError(ErrorCode::kProtocol, method + " needs a \"uri\" string of at most " +
+                                                      std::to_string(kMaxUriBytes) + " bytes.");
+    error.rpcCode = -32602;
+    postFailure(std::move(done), std::move(error));
+    return id;
+  }
+  if (!declares(serverInfo_.capabilities, "resources", "subscribe")) {
+    Error error = makeError(ErrorCode::kProtocol, describe() + " does not offer resource "
+                                                               "subscriptions.");
+    error.rpcCode = -32601;
+    postFailure(std::move(done), std::move(error));
+    return id;
+  }
+  const std::string& text = uri->get_ref<const std::string&>();
+  const bool adding = method == "resources/subscribe";
+  if (adding == subscribedUris_.contains(text)) {
+    asio::post(io_, [done = std::move(done)] { done(Json::object()); });
+    return id;
+  }
+  if (adding && subscribedUris_.size() >= kMaxSubscribedUris) {
+    postFailure(std::move(done),
+                makeError(ErrorCode::kRefused, "kaja follows at most " +
+                                                   std::to_string(kMaxSubscribedUris) +
+                                                   " resources of " + describe() + " at once."));
+    return id;
+  }
+  if (adding) {
+    subscribedUris_.insert(text);
+  } else {
+    subscribedUris_.erase(text);
+  }
+  listenWaiters_.push_back(std::move(done));
+  relisten();
+  return id;
+}
+
+std::int64_t Client::setLogLevel(const Json& params, ResultCallback done) {
+  const std::int64_t id = pending_.nextId();
+  const auto level = params.is_object() ? params.find("level") : params.end();
+  if (level == params.end() || !level->is_string() ||
+      std::ranges::find(kLogLevels, level->get_ref<const std::string&>()) == kLogLevels.end()) {
+    Error error = makeError(ErrorCode::kProtocol,
+                            "logging/setLevel needs a \"level\": one of debug, info, notice, "
+                            "warning, error, critical, alert, emergency.");
+    error.rpcCode = -32602;
+    postFailure(std::move(done), std::move(error));
+    return id;
+  }
+  logLevel_ = level->get<std::string>();
+  asio::post(io_, [done = std::move(done)] { done(Json::object()); });
+  return id;
+}
+
+void Client::reopenListenLater(const Error& why) {
+  // 0.5 s doubling to 30 s, each wait drawn from its upper half so that many clients of one
+  // restarted server do not come back in step; a stream that stayed up starts over.
+  if (Clock::now() - listenOpened_ >= kHealthyListen) listenDrops_ = 0;
+  if (listenDrops_ == 0) {
+    warn(describe() + "'s listen stream closed (" + why.message + "); kaja opens it again.");
+  }
+  auto delay = kFirstListenRetry;
+  for (int i = 0; i < listenDrops_ && delay < kMaxListenRetry; ++i)
+    delay = std::min(delay * 2, kMaxListenRetry);
+  ++listenDrops_;
+  std::random_device random;
+  const auto half = delay.count() / 2;
+  delay = std::chrono::milliseconds(
+      half + std::uniform_int_distribution<std::int64_t>(0, delay.count() - half)(random));
+  listenTimer_.expires_after(delay);
+  listenTimer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (ec || !self || !self->isReady() || !self->transport_->isOpen() || self->listening_) return;
+    self->relistOnListen_ = true;
+    self->listen();
+  });
+}
+
+}  // namespace kaja::core::mcp

@@ -1,0 +1,197 @@
+// What kaja's client does for a caller that speaks 2025 to a server that speaks 2026-07-28
+// (tests/servers/conformance_server.mjs over stdio, on the TypeScript SDK 2.x): that version
+// has no resources/subscribe, resources/unsubscribe or logging/setLevel. A subscription
+// becomes the filter of the one subscriptions/listen stream, and a log level goes in each
+// later request's _meta. The same calls to the same server spoken to at 2025-11-25 are the
+// control: both must behave alike.
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "core/mcp/client.h"
+#include "core/mcp/stdio_transport.h"
+#include "tests/core/mcp/test_servers.h"
+#include "tests/support/build_paths.h"
+
+namespace kaja::core::mcp {
+namespace {
+
+using namespace std::chrono_literals;
+using kaja::testing::minimalPlan;
+using kaja::testing::nodePath;
+using kaja::testing::runUntil;
+
+const char* const kStatic = "test://static-text";
+const char* const kBinary = "test://static-binary";
+
+class ListenTranslationTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    if (nodePath().empty()) GTEST_SKIP() << "node is not installed";
+    StdioOptions stdio;
+    stdio.serverName = "reference";
+    stdio.closeGrace = 300ms;
+    auto transport = StdioTransport::spawn(
+        io_,
+        minimalPlan({nodePath(),
+                     std::string(kaja::test::sourceDir()) + "/tests/servers/conformance_server.mjs",
+                     "stdio"}),
+        stdio);
+    ASSERT_TRUE(transport) << transport.error().describe();
+    ClientOptions options;
+    options.discover = GetParam();
+    options.connectTimeout = 15s;
+    options.requestTimeout = 10s;
+    client_ = Client::create(io_, *transport, options);
+    client_->setNotificationHandler([this](const Notification& notification) {
+      if (notification.method == "notifications/resources/updated") {
+        updates_.push_back(notification.params);
+      }
+      if (notification.method == "notifications/message") logs_.push_back(notification.params);
+    });
+    client_->setToolsChangedHandler([](const std::vector<Tool>&) {});
+    client_->setWarningHandler([this](const std::string& text) { warnings_.push_back(text); });
+    std::optional<Result<ServerInfo>> info;
+    client_->connect([&](Result<ServerInfo> result) { info = std::move(result); });
+    ASSERT_TRUE(runUntil(io_, [&] { return info.has_value(); }));
+    ASSERT_TRUE(*info) << info->error().describe();
+    ASSERT_EQ(client_->isStateless(), GetParam());
+  }
+
+  void TearDown() override {
+    if (!client_) return;
+    bool closed = false;
+    client_->close([&] { closed = true; });
+    runUntil(
+        io_, [&] { return closed; }, 5s);
+  }
+
+  Result<Json> request(const std::string& method, Json params) {
+    std::optional<Result<Json>> outcome;
+    client_->request(method, std::move(params), 0ms,
+                     [&](Result<Json> result) { outcome = std::move(result); });
+    EXPECT_TRUE(runUntil(io_, [&] { return outcome.has_value(); })) << method << " never ended";
+    if (!outcome) return std::unexpected(Error{ErrorCode::kTimeout, "no answer", "", {}});
+    return *outcome;
+  }
+
+  Result<ToolResult> call(const std::string& name, Json arguments) {
+    std::optional<Result<ToolResult>> outcome;
+    client_->callTool(name, std::move(arguments), CallOptions{},
+                      [&](Result<ToolResult> result) { outcome = std::move(result); });
+    EXPECT_TRUE(runUntil(io_, [&] { return outcome.has_value(); })) << name << " never ended";
+    if (!outcome) return std::unexpected(Error{ErrorCode::kTimeout, "no answer", "", {}});
+    return *outcome;
+  }
+
+  void touch(const std::string& uri) {
+    auto touched = call("test_touch_resource", {{"uri", uri}});
+    ASSERT_TRUE(touched) << touched.error().describe();
+  }
+
+  /// The URIs of the updates heard so far, in order.
+  [[nodiscard]] std::vector<std::string> updatedUris() const {
+    std::vector<std::string> uris;
+    for (const auto& params : updates_) uris.push_back(params.value("uri", ""));
+    return uris;
+  }
+
+  boost::asio::io_context io_;
+  std::shared_ptr<Client> client_;
+  std::vector<Json> updates_;
+  std::vector<Json> logs_;
+  std::vector<std::string> warnings_;
+};
+
+TEST_P(ListenTranslationTest, SubscribedResourcesAloneAreAnnounced) {
+  auto listed = request("tools/list", Json::object());
+  ASSERT_TRUE(listed) << listed.error().describe();
+  // Nothing subscribed: a change is not announced.
+  touch(kStatic);
+  auto subscribed = request("resources/subscribe", {{"uri", kStatic}});
+  ASSERT_TRUE(subscribed) << subscribed.error().describe();
+  EXPECT_EQ(*subscribed, Json::object());
+  touch(kBinary);
+  touch(kStatic);
+  ASSERT_TRUE(runUntil(io_, [&] { return !updates_.empty(); }));
+  // Notifications and replies share one ordered pipe, and the update was sent before the
+  // reply to the touch of kStatic: whatever came is here now.
+  EXPECT_EQ(updatedUris(), std::vector<std::string>{kStatic});
+  // kaja's own listen stream id is not passed on.
+  EXPECT_FALSE(updates_.front().contains("_meta")) << updates_.front().dump();
+
+  // A second subscription keeps the first.
+  ASSERT_TRUE(request("resources/subscribe", {{"uri", kBinary}}));
+  touch(kStatic);
+  touch(kBinary);
+  EXPECT_EQ(updatedUris(), (std::vector<std::string>{kStatic, kStatic, kBinary}));
+
+  // Unsubscribed, it is heard of no more; the other still is.
+  auto unsubscribed = request("resources/unsubscribe", {{"uri", kStatic}});
+  ASSERT_TRUE(unsubscribed) << unsubscribed.error().describe();
+  touch(kStatic);
+  touch(kBinary);
+  EXPECT_EQ(updatedUris(), (std::vector<std::string>{kStatic, kStatic, kBinary, kBinary}));
+
+  // Subscribing twice and unsubscribing what was never subscribed are harmless, as in 2025.
+  EXPECT_TRUE(request("resources/subscribe", {{"uri", kBinary}}));
+  EXPECT_TRUE(request("resources/unsubscribe", {{"uri", "test://never"}}));
+  ASSERT_TRUE(request("resources/unsubscribe", {{"uri", kBinary}}));
+  touch(kBinary);
+  EXPECT_EQ(updates_.size(), 4U);
+  // The tools still work after the listen stream was replaced three times.
+  auto echoed = call("test_simple_text", Json::object());
+  ASSERT_TRUE(echoed) << echoed.error().describe();
+  for (const auto& warning : warnings_) ADD_FAILURE() << "warning: " << warning;
+}
+
+TEST_P(ListenTranslationTest, LogMessagesFollowTheLevelSet) {
+  if (GetParam()) {
+    // 2026-07-28: a request that names no level gets no log messages.
+    auto quiet = call("test_tool_with_logging", Json::object());
+    ASSERT_TRUE(quiet) << quiet.error().describe();
+    EXPECT_TRUE(logs_.empty()) << logs_.size();
+  }
+  auto set = request("logging/setLevel", {{"level", "info"}});
+  ASSERT_TRUE(set) << set.error().describe();
+  EXPECT_EQ(*set, Json::object());
+  logs_.clear();
+  auto logged = call("test_tool_with_logging", Json::object());
+  ASSERT_TRUE(logged) << logged.error().describe();
+  ASSERT_EQ(logs_.size(), 3U);
+  EXPECT_EQ(logs_[0].value("level", ""), "info");
+  EXPECT_EQ(logs_[2].value("data", Json()).dump(), "\"Tool execution completed\"");
+
+  // Above info, the tool's info messages are not sent. (The reference server's 2025 era takes
+  // any level and filters nothing, so this is kaja's part only.)
+  if (!GetParam()) return;
+  ASSERT_TRUE(request("logging/setLevel", {{"level", "error"}}));
+  logs_.clear();
+  ASSERT_TRUE(call("test_tool_with_logging", Json::object()));
+  EXPECT_TRUE(logs_.empty()) << logs_.size();
+}
+
+TEST_P(ListenTranslationTest, MalformedRequestsAreRefusedAsAServerWould) {
+  if (!GetParam()) GTEST_SKIP() << "at 2025-11-25 the server itself judges these requests";
+  const std::vector<Json> malformed = {Json::object(), Json{{"uri", 7}}, Json::array(),
+                                       Json{{"uri", ""}}, Json{{"uri", std::string(9000, 'a')}}};
+  for (const Json& params : malformed) {
+    auto refused = request("resources/subscribe", params);
+    ASSERT_FALSE(refused) << params.dump().substr(0, 80);
+    EXPECT_NE(refused.error().rpcCode, 0) << refused.error().describe();
+  }
+  for (const Json& params : {Json::object(), Json{{"level", "loud"}}, Json{{"level", 3}}}) {
+    auto refused = request("logging/setLevel", params);
+    ASSERT_FALSE(refused) << params.dump();
+    EXPECT_EQ(refused.error().rpcCode, -32602) << refused.error().describe();
+  }
+  // Nothing above broke the connection.
+  auto echoed = call("test_simple_text", Json::object());
+  ASSERT_TRUE(echoed) << echoed.error().describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(BothEras, ListenTranslationTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "At2026" : "At2025"; });
+
+}  // namespace
+}  // namespace kaja::core::mcp
