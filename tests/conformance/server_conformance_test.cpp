@@ -361,61 +361,78 @@ TEST_F(GatewayConformanceTest, Passes2025ScenariosThroughKaja) {
   expectPassed(run, k2025Scenarios);
 }
 
-// What does not pass through kaja's gateway at 2026-07-28 although the reference server passes
-// it directly. kaja speaks 2025-11-25 to its servers, and the reference server offers the
-// tools and the prompt of these scenarios (test_input_required_result_*, and
-// test_missing_capability for two checks of server-stateless) only to a client that speaks
-// 2026-07-28 to it, so through kaja they are not there to call. A stateless client of kaja
-// does get input rounds (kaja's approvals, and what a 2025 server asks mid-call, as
-// input_required results): tests/cli/serve_input_required_test.cpp. StatelessChecksPassThroughKaja
-// holds kaja to every other check of server-stateless.
-const std::vector<std::string> kGatewayGaps2026 = {"input-required-result-basic-elicitation",
-                                                   "input-required-result-basic-list-roots",
-                                                   "input-required-result-basic-sampling",
-                                                   "input-required-result-capability-check",
-                                                   "input-required-result-multi-round",
-                                                   "input-required-result-multiple-input-requests",
-                                                   "input-required-result-non-tool-request",
-                                                   "input-required-result-request-state",
-                                                   "input-required-result-result-type",
-                                                   "input-required-result-tampered-state",
-                                                   "input-required-result-unsupported-methods",
-                                                   "input-required-result-ignore-extra-params",
-                                                   "server-stateless"};
+// kaja speaks 2026-07-28 to a server that can, so the reference server offers its
+// input_required tools through kaja: their rounds reach the client with the server's own keys,
+// under kaja's requestState, and each call tells the server the capabilities of kaja's
+// client. The two scenarios that do not pass are kaja's rule, not gaps: they expect a
+// server's roots/list to reach the client, and kaja never passes the client's roots to a
+// server (it answers with the persona's folders, and this ability has no `roots = true`).
+const std::vector<std::string> kAskForClientRoots = {
+    "input-required-result-basic-list-roots", "input-required-result-multiple-input-requests"};
 
-std::vector<std::string> withoutGaps(std::vector<std::string> scenarios) {
-  std::erase_if(scenarios, [](const std::string& name) {
-    return std::find(kGatewayGaps2026.begin(), kGatewayGaps2026.end(), name) !=
-           kGatewayGaps2026.end();
-  });
-  return scenarios;
+void expectAllBut(const SuiteRun& run, const std::vector<std::string>& refused) {
+  auto expected = all2026Scenarios();
+  for (const auto& name : refused) std::erase(expected, name);
+  expectPassed(run, expected);
+  for (const auto& name : refused) {
+    const auto found = run.scenarios.find(name);
+    ASSERT_NE(found, run.scenarios.end()) << name;
+    EXPECT_FALSE(found->second.passed) << name << ": kaja passed a roots/list on to its client";
+  }
 }
 
 TEST_F(GatewayConformanceTest, Passes2026ScenariosThroughKaja) {
   const auto run = runThroughGateway(false, "--suite all --spec-version 2026-07-28");
+  expectAllBut(run, kAskForClientRoots);
+}
+
+// The same with the ability's `protocol = "2026-07-28"`, which also takes away the fallback.
+TEST_F(GatewayConformanceTest, Passes2026ScenariosSpeaking2026ToTheServer) {
+  const auto run = runThroughGateway(false, "--suite all --spec-version 2026-07-28", "2026-07-28");
+  expectAllBut(run, kAskForClientRoots);
+}
+
+// With `protocol = "2025-11-25"` kaja speaks 2025 to the server, which then offers the tools
+// and the prompt of these scenarios (test_input_required_result_*, and test_missing_capability
+// for two checks of server-stateless) only to a client that speaks 2026-07-28 to it, so
+// through kaja they are not there to call. A stateless client of kaja does get input rounds
+// (kaja's approvals, and what a 2025 server asks mid-call, as input_required results):
+// tests/cli/serve_input_required_test.cpp.
+const std::vector<std::string> kGapsSpeaking2025 = {"input-required-result-basic-elicitation",
+                                                    "input-required-result-basic-list-roots",
+                                                    "input-required-result-basic-sampling",
+                                                    "input-required-result-capability-check",
+                                                    "input-required-result-multi-round",
+                                                    "input-required-result-multiple-input-requests",
+                                                    "input-required-result-non-tool-request",
+                                                    "input-required-result-request-state",
+                                                    "input-required-result-result-type",
+                                                    "input-required-result-tampered-state",
+                                                    "input-required-result-unsupported-methods",
+                                                    "input-required-result-ignore-extra-params",
+                                                    "server-stateless"};
+
+std::vector<std::string> withoutGaps(std::vector<std::string> scenarios) {
+  std::erase_if(scenarios, [](const std::string& name) {
+    return std::find(kGapsSpeaking2025.begin(), kGapsSpeaking2025.end(), name) !=
+           kGapsSpeaking2025.end();
+  });
+  return scenarios;
+}
+
+TEST_F(GatewayConformanceTest, Passes2026ScenariosSpeaking2025ToTheServer) {
+  const auto run = runThroughGateway(false, "--suite all --spec-version 2026-07-28", "2025-11-25");
   const auto expected = withoutGaps(all2026Scenarios());
   ASSERT_GE(expected.size(), 20U);
   expectPassed(run, expected);
 }
 
-// With `protocol = "2026-07-28"` kaja speaks that version to the server too, which then
-// offers its input_required tools: their rounds reach the client with the server's own keys,
-// under kaja's requestState, and each call tells the server the capabilities of kaja's
-// client. The two scenarios that do not pass are kaja's rule, not gaps: they expect a
-// server's roots/list to reach the client, and kaja never passes the client's roots to a
-// server (it answers with the persona's folders, and this ability has no `roots = true`).
-TEST_F(GatewayConformanceTest, Passes2026ScenariosSpeaking2026ToTheServer) {
-  const auto run = runThroughGateway(false, "--suite all --spec-version 2026-07-28", "2026-07-28");
-  const std::vector<std::string> askForClientRoots = {
-      "input-required-result-basic-list-roots", "input-required-result-multiple-input-requests"};
-  auto expected = all2026Scenarios();
-  for (const auto& name : askForClientRoots) std::erase(expected, name);
-  expectPassed(run, expected);
-  for (const auto& name : askForClientRoots) {
-    const auto found = run.scenarios.find(name);
-    ASSERT_NE(found, run.scenarios.end()) << name;
-    EXPECT_FALSE(found->second.passed) << name << ": kaja passed a roots/list on to its client";
-  }
+// A 2025 client of kaja in front of a server kaja speaks 2026-07-28 to: what the server asks
+// within a call reaches the client as requests of kaja's own, and its subscriptions and log
+// level become the server's listen filter and each request's _meta.
+TEST_F(GatewayConformanceTest, Passes2025ScenariosSpeaking2026ToTheServer) {
+  const auto run = runThroughGateway(false, "--suite all --spec-version 2025-11-25", "2026-07-28");
+  expectPassed(run, k2025Scenarios);
 }
 
 /// Returns every check one scenario's run wrote under `resultsDir`, as id and status.
@@ -438,20 +455,18 @@ std::vector<std::pair<std::string, std::string>> checksOf(const std::string& res
   return checks;
 }
 
-// Every check of server-stateless that does not need a 2026-07-28 server behind kaja passes
-// through it: _meta validation, versions, 404 for removed methods, error ids and
-// subscriptions/listen (acknowledgement, subscription ids, the filter).
+// Every check of server-stateless passes through kaja: _meta validation, versions, 404 for
+// removed methods, error ids, a capability the client did not declare, no log messages
+// without a log level, and subscriptions/listen (acknowledgement, subscription ids, the
+// filter).
 TEST_F(GatewayConformanceTest, StatelessChecksPassThroughKaja) {
   const auto run =
       runThroughGateway(false, "--scenario server-stateless --spec-version 2026-07-28");
   SCOPED_TRACE(tailOf(run.output));
   const auto checks = checksOf(results() + "/results", "server-stateless");
   ASSERT_GE(checks.size(), 25U);
-  const std::set<std::string> needsA2026Server = {"sep-2575-server-rejects-undeclared-capability",
-                                                  "sep-2575-missing-capability-http-400"};
   std::set<std::string> passed;
   for (const auto& [id, status] : checks) {
-    if (needsA2026Server.contains(id)) continue;
     EXPECT_NE(status, "FAILURE") << id;
     if (status == "SUCCESS") passed.insert(id);
   }
@@ -461,7 +476,9 @@ TEST_F(GatewayConformanceTest, StatelessChecksPassThroughKaja) {
         "sep-2575-http-server-method-not-found-404-ping",
         "sep-2575-http-server-method-not-found-404", "sep-2575-http-server-error-jsonrpc-id",
         "sep-2575-server-sends-subscription-ack", "sep-2575-server-tags-subscription-id",
-        "sep-2575-server-honors-notification-filter"}) {
+        "sep-2575-server-honors-notification-filter",
+        "sep-2575-server-rejects-undeclared-capability", "sep-2575-missing-capability-http-400",
+        "sep-2575-server-no-log-without-loglevel"}) {
     EXPECT_TRUE(passed.contains(id)) << id;
   }
 }
