@@ -4,6 +4,7 @@
 #include "core/gateway/gateway_session.h"  // IWYU pragma: associated
 #include "core/gateway/gateway_util.h"
 #include "core/gateway/proxy_tool.h"
+#include "core/mcp/client.h"
 #include "core/server/http_checks.h"
 
 namespace kaja::core::gateway {
@@ -140,7 +141,8 @@ void GatewaySession::runCall(const Json& id, const std::string& name, Json argum
   inFlight_[key].ability = route->ability;
   gateway_->running.emplace(route->ability, RunningCall{weak_from_this(), id});
   gateway_->use(route->ability);
-  auto send = [weak = weak_from_this(), ability = route->ability, id, key, progressToken, name](
+  auto send = [weak = weak_from_this(), ability = route->ability, id, key, progressToken, name,
+               logLevel = requestLogLevel_](
                   const std::string& tool, const Json& values,
                   std::function<void(Result<mcp::ToolResult>)> sent) {
     auto self = weak.lock();
@@ -163,6 +165,7 @@ void GatewaySession::runCall(const Json& id, const std::string& name, Json argum
     }
     // A lazy server starts here, on its first call, once the call is allowed.
     self->gateway_->whenRunning(ability, [weak, ability, id, key, progressToken, tool, values,
+                                          logLevel,
                                           sent = std::move(sent)](Result<void> ready) mutable {
       auto self = weak.lock();
       if (!ready || !self || self->ended_) {
@@ -181,6 +184,7 @@ void GatewaySession::runCall(const Json& id, const std::string& name, Json argum
       options.resetTimeoutOnProgress = true;
       options.onProgress = progressRelay(weak, id, progressToken);
       options.capabilities = self->capabilitiesFor(ability);
+      options.logLevel = logLevel;
       HostCall call = self->gateway_->host->callTool(ability, tool, values, std::move(options),
                                                      std::move(sent));
       if (it != self->inFlight_.end()) it->second.call = call;

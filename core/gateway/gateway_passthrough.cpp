@@ -4,6 +4,7 @@
 
 #include "core/gateway/gateway_session.h"
 #include "core/gateway/gateway_util.h"
+#include "core/mcp/client.h"
 
 namespace kaja::core::gateway {
 
@@ -186,6 +187,9 @@ void GatewaySession::forward(const mcp::Request& request) {
   if (!progressToken.is_null())
     onProgress = progressRelay(weak_from_this(), request.id, progressToken);
   params.erase("_meta");
+  // The log messages of this request, for a 2026-07-28 server: the client's level, or none.
+  params["_meta"][mcp::kMetaLogLevel] =
+      requestLogLevel_.empty() ? Json(nullptr) : Json(requestLogLevel_);
   // A client's answers to input rounds are kaja's to read, not the server's (kaja speaks
   // 2025-11-25 to its servers).
   params.erase("inputResponses");

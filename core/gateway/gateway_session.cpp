@@ -4,6 +4,7 @@
 
 #include "core/gateway/gateway_util.h"
 #include "core/gateway/proxy_tool.h"
+#include "core/mcp/client.h"
 #include "core/policy/refusal.h"
 #include "core/policy/terminal_approver.h"
 #include "core/util/quote.h"
@@ -12,6 +13,13 @@ namespace kaja::core::gateway {
 
 using mcp::Json;
 namespace {
+
+/// Returns `level` when it is one of MCP's eight log levels, else "".
+std::string validLogLevel(const std::string& level) {
+  static const char* const kLevels[] = {"debug", "info",     "notice", "warning",
+                                        "error", "critical", "alert",  "emergency"};
+  return std::ranges::find(kLevels, level) == std::end(kLevels) ? std::string() : level;
+}
 
 // How much of a call's arguments an approval question shows before cutting.
 constexpr std::size_t kArgumentsShown = 4000;
@@ -356,6 +364,11 @@ void GatewaySession::discover(const mcp::Request& request) {
 
 void GatewaySession::onRequest(const mcp::Request& request) {
   adoptMeta(request.params);
+  requestLogLevel_ = logLevel_;
+  if (stateless_) {
+    const Json meta = request.params.is_object() ? request.params.value("_meta", Json()) : Json();
+    requestLogLevel_ = validLogLevel(stringAt(meta, mcp::kMetaLogLevel));
+  }
   const std::string& method = request.method;
   // 2026-07-28 removed these: a stateless client has no session to set up, keep alive,
   // tune or subscribe on (subscriptions/listen replaces the last two).
@@ -382,6 +395,15 @@ void GatewaySession::onRequest(const mcp::Request& request) {
   }
   if (method == "prompts/list") return listEverywhere(request, "prompts", "prompts");
   if (method == "logging/setLevel") {
+    // This client's calls ask for log messages from this level up; the server is told too, as
+    // a 2025-11-25 server filters by the one level of kaja's connection.
+    const std::string level = validLogLevel(stringAt(request.params, "level"));
+    if (level.empty()) {
+      return respondError(request.id, rpc::kInvalidParams,
+                          "logging/setLevel needs a \"level\": one of debug, info, notice, "
+                          "warning, error, critical, alert, emergency");
+    }
+    logLevel_ = level;
     for (const auto& ability : gateway_->abilitiesWith("logging")) {
       gateway_->host->request(ability, method, request.params, std::chrono::milliseconds(0),
                               [](const Result<Json>&) {});

@@ -191,6 +191,11 @@ class GatewaySession final : public server::Session,
   bool stateless_ = false;
   std::string version_;
   mcp::Json clientCapabilities_ = mcp::Json::object();
+  /// The level a 2025 client chose with logging/setLevel; "" until it chooses one.
+  std::string logLevel_;
+  /// The log level the request being handled asks of the server: a 2026-07-28 client names
+  /// it in each request, a 2025 client once for its session; "" asks for no log messages.
+  std::string requestLogLevel_;
   std::map<std::string, InFlight> inFlight_;  ///< by the client's request id, as JSON text
   mcp::RequestLedger<Asked> asked_;           ///< requests kaja sent the client
   /// Resource URIs the client subscribed to, with the ability that serves each.

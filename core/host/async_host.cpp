@@ -512,6 +512,7 @@ HostCall AsyncHost::callTool(const std::string& ability, const std::string& tool
   call.onProgress = std::move(options.onProgress);
   call.resetTimeoutOnProgress = options.resetTimeoutOnProgress;
   call.capabilities = std::move(options.capabilities);
+  call.logLevel = std::move(options.logLevel);
   return {ability, client->callTool(tool, std::move(arguments), std::move(call), std::move(done)),
           impl_->serialOf(ability)};
 }

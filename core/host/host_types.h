@@ -77,6 +77,8 @@ struct HostCallOptions {
   /// The client capabilities a 2026-07-28 server is told for this call (see
   /// mcp::CallOptions::capabilities); null: kaja's own.
   mcp::Json capabilities;
+  /// The log level a 2026-07-28 server is told for this call (mcp::CallOptions::logLevel).
+  std::optional<std::string> logLevel;
 };
 
 /// Settings for a Host.

@@ -226,7 +226,13 @@ std::int64_t Client::request(const std::string& method, Json params,
     return subscribe(method, params, std::move(done));
   }
   if (stateless_ && method == "logging/setLevel") return setLogLevel(params, std::move(done));
-  if (stateless_) params = withMeta(std::move(params));
+  if (stateless_) {
+    params = withMeta(std::move(params));
+  } else if (params.is_object() && params.contains("_meta") && params["_meta"].is_object()) {
+    // A level named for one request means nothing before 2026-07-28.
+    params["_meta"].erase(kMetaLogLevel);
+    if (params["_meta"].empty()) params.erase("_meta");
+  }
   return startRequest(method, method, std::move(params), timeout, std::move(done),
                       std::move(onProgress));
 }
@@ -336,6 +342,10 @@ std::int64_t Client::callTool(const std::string& name, Json arguments, CallOptio
   if (!arguments.is_null()) params["arguments"] = std::move(arguments);
   if (stateless_ && options.capabilities.is_object()) {
     params["_meta"][kMetaClientCapabilities] = options.capabilities;
+  }
+  if (stateless_ && options.logLevel) {
+    params["_meta"][kMetaLogLevel] =
+        options.logLevel->empty() ? Json(nullptr) : Json(*options.logLevel);
   }
   auto onResult = [weak = weak_from_this(), name, done = std::move(done)](Result<Json> result) {
     if (!result) {

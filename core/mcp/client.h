@@ -22,6 +22,9 @@ namespace kaja::core::mcp {
 /// (2026-07-28): the id of the listen request.
 inline constexpr const char* kMetaSubscriptionId = "io.modelcontextprotocol/subscriptionId";
 
+/// The _meta key of a 2026-07-28 request that asks for its log messages, from a level up.
+inline constexpr const char* kMetaLogLevel = "io.modelcontextprotocol/logLevel";
+
 /// Settings for one Client.
 struct ClientOptions {
   std::string clientName = "kaja";
@@ -56,6 +59,9 @@ struct CallOptions {
   /// At 2026-07-28, the client capabilities this call's _meta declares instead of kaja's
   /// own (a gateway declares what its client can answer); null: kaja's own.
   Json capabilities;
+  /// At 2026-07-28, the log level this call names instead of the one logging/setLevel chose;
+  /// "" names none, so the server sends no log messages for it.
+  std::optional<std::string> logLevel;
 };
 
 /// An MCP client over any Transport: the initialize handshake, tools, ping, progress,

@@ -12,9 +12,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-// The _meta key of a 2026-07-28 request that asks for its log messages, and from which level.
-constexpr const char* kMetaLogLevel = "io.modelcontextprotocol/logLevel";
-
 // A server that keeps asking for more input would otherwise hold a call forever.
 constexpr int kMaxInputRounds = 16;
 // The most inputs one input_required round may ask for, the most bytes they may take, and
@@ -84,8 +81,13 @@ Json Client::withMeta(Json params) const {
   }
   meta["io.modelcontextprotocol/clientInfo"] = {{"name", options_.clientName},
                                                 {"version", options_.clientVersion}};
-  // The level a logging/setLevel chose, unless the caller named one for this request.
-  if (!logLevel_.empty() && !meta.contains(kMetaLogLevel)) meta[kMetaLogLevel] = logLevel_;
+  // The level a logging/setLevel chose, unless the caller named one for this request (a null
+  // one names none).
+  if (auto named = meta.find(kMetaLogLevel); named != meta.end()) {
+    if (named->is_null()) meta.erase(named);
+  } else if (!logLevel_.empty()) {
+    meta[kMetaLogLevel] = logLevel_;
+  }
   return params;
 }
 

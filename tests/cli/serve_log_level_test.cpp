@@ -1,0 +1,155 @@
+// Log messages through `kaja serve --http` from a server kaja speaks 2026-07-28 to (the
+// conformance reference server): each client gets the messages it asked for, and no other.
+// A 2026-07-28 client names a level in each request's _meta; a 2025 client sets one for its
+// session with logging/setLevel. One client's level must not bring log messages to another
+// client's calls, which is how a gateway with one connection per server could leak them.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+
+#include "tests/cli/serve_test_support.h"
+#include "tests/core/server/http_client.h"
+#include "tests/support/build_paths.h"
+
+namespace kaja::cli {
+namespace {
+
+using nlohmann::json;
+using testing::eventually;
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+const std::string kReference =
+    std::string(kaja::test::sourceDir()) + "/tests/servers/conformance_server.mjs";
+const char* const kLogLevel = "io.modelcontextprotocol/logLevel";
+
+class ServeLogLevelTest : public ::testing::Test {
+ protected:
+  ServeLogLevelTest() {
+    env_.root.write("market/abilities/ref/mcp.toml", "command = \"node\"\nargs = [\"" +
+                                                          kReference +
+                                                          "\", \"stdio\"]\napproval = \"never\"\n");
+    env_.root.write("market/personas/logs.toml", "abilities = [\"ref\"]\n");
+    kaja_ = env_.serve({"--persona", "logs", "--http", "127.0.0.1:0"});
+    const std::regex served("serving persona \"logs\" at http://127\\.0\\.0\\.1:([0-9]+)/mcp");
+    eventually(
+        [&] {
+          std::smatch match;
+          const std::string errors = env_.serveErrors();
+          if (!std::regex_search(errors, match, served)) return false;
+          port_ = std::stoi(match[1]);
+          return true;
+        },
+        30);
+  }
+
+  testing::HttpReply send(const json& message, Headers headers) {
+    headers.emplace_back("Accept", "application/json, text/event-stream");
+    headers.emplace_back("Content-Type", "application/json");
+    testing::RawHttp http(port_);
+    if (!http.connected()) return {};
+    http.write(testing::httpRequest("POST", message.dump(), headers));
+    return http.readResponse(60);
+  }
+
+  /// One 2026-07-28 tools/call of the logging tool, naming `level` in its _meta when given.
+  testing::HttpReply call2026(const std::optional<std::string>& level) {
+    json meta = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                 {"io.modelcontextprotocol/clientCapabilities", json::object()},
+                 {"io.modelcontextprotocol/clientInfo", {{"name", "t"}, {"version", "1"}}}};
+    if (level) meta[kLogLevel] = *level;
+    const json message = {
+        {"jsonrpc", "2.0"},
+        {"id", 1},
+        {"method", "tools/call"},
+        {"params", {{"name", "ref__test_tool_with_logging"}, {"arguments", {}}, {"_meta", meta}}}};
+    return send(message, {{"MCP-Protocol-Version", "2026-07-28"},
+                          {"Mcp-Method", "tools/call"},
+                          {"Mcp-Name", "ref__test_tool_with_logging"}});
+  }
+
+  /// A 2025-11-25 session: initialize and initialized; returns its Mcp-Session-Id.
+  std::string open2025() {
+    const json initialize = {
+        {"jsonrpc", "2.0"},
+        {"id", 1},
+        {"method", "initialize"},
+        {"params",
+         {{"protocolVersion", "2025-11-25"},
+          {"capabilities", json::object()},
+          {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}};
+    const std::string session = send(initialize, {}).header("mcp-session-id");
+    if (!session.empty()) {
+      send({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}, headers2025(session));
+    }
+    return session;
+  }
+
+  static Headers headers2025(const std::string& session) {
+    return {{"Mcp-Session-Id", session}, {"MCP-Protocol-Version", "2025-11-25"}};
+  }
+
+  testing::HttpReply request2025(const std::string& session, const std::string& method,
+                                 const json& params, int id) {
+    return send({{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}},
+                headers2025(session));
+  }
+
+  /// The log messages a reply carried, and whether the call itself succeeded.
+  static int logsIn(const testing::HttpReply& reply, bool* answered = nullptr) {
+    int logs = 0;
+    for (const auto& event : reply.events) {
+      if (event.value("method", "") == "notifications/message") ++logs;
+      if (answered != nullptr && event.contains("result")) *answered = true;
+    }
+    const json body = json::parse(reply.body, nullptr, false);
+    if (answered != nullptr && body.is_object() && body.contains("result")) *answered = true;
+    return logs;
+  }
+
+  testing::ServeFixture env_;
+  std::unique_ptr<testing::ServeProcess> kaja_;
+  int port_ = 0;
+};
+
+TEST_F(ServeLogLevelTest, EachClientGetsTheLogMessagesItAskedForAndNoOther) {
+  ASSERT_NE(port_, 0) << env_.serveErrors();
+  bool answered = false;
+  // A 2026-07-28 request that names no level gets no log messages; one that names info gets
+  // the tool's three; one that names error gets none of its info messages.
+  EXPECT_EQ(logsIn(call2026(std::nullopt), &answered), 0);
+  EXPECT_TRUE(answered);
+  EXPECT_EQ(logsIn(call2026("info")), 3);
+  answered = false;
+  EXPECT_EQ(logsIn(call2026("error"), &answered), 0);
+  EXPECT_TRUE(answered);
+
+  // A 2025 session that sets debug gets them on its calls.
+  const std::string chatty = open2025();
+  ASSERT_FALSE(chatty.empty()) << env_.serveErrors();
+  const auto set = request2025(chatty, "logging/setLevel", {{"level", "debug"}}, 2);
+  EXPECT_EQ(set.status, 200) << set.body;
+  const json call = {{"name", "ref__test_tool_with_logging"}, {"arguments", json::object()}};
+  EXPECT_EQ(logsIn(request2025(chatty, "tools/call", call, 3)), 3);
+
+  // Its level is its own: not another 2025 session's, nor a 2026-07-28 client's.
+  const std::string quiet = open2025();
+  ASSERT_FALSE(quiet.empty());
+  answered = false;
+  EXPECT_EQ(logsIn(request2025(quiet, "tools/call", call, 2), &answered), 0);
+  EXPECT_TRUE(answered);
+  answered = false;
+  EXPECT_EQ(logsIn(call2026(std::nullopt), &answered), 0);
+  EXPECT_TRUE(answered);
+
+  // A level that is none of the eight is refused, and the session's level stays.
+  const auto bad = request2025(chatty, "logging/setLevel", {{"level", "loud"}}, 4);
+  const json refused = bad.events.empty() ? json::parse(bad.body, nullptr, false) : bad.events[0];
+  ASSERT_TRUE(refused.is_object()) << bad.body;
+  EXPECT_EQ(refused["error"].value("code", 0), -32602) << refused.dump();
+  EXPECT_EQ(logsIn(request2025(chatty, "tools/call", call, 5)), 3);
+}
+
+}  // namespace
+}  // namespace kaja::cli
