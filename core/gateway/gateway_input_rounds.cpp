@@ -3,8 +3,8 @@
 // server's elicitation/create or sampling/createMessage) goes back as an input_required
 // result. The request itself goes on waiting at kaja: its session is kept under the
 // requestState it gave, an unguessable token, and the client's retry (a new request, in a new
-// session) hands it the answers and the stream to reply on. kaja speaks 2025-11-25 to its
-// servers, so this also lets a stateless client answer a server that asks mid-call.
+// session) hands it the answers and the stream to reply on. This also lets a stateless client
+// answer a 2025-11-25 server that asks mid-call with a request of its own.
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cctype>

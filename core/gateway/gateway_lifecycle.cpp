@@ -220,14 +220,16 @@ void Gateway::Impl::remember(const std::string& ability, const std::vector<mcp::
   const Activation* activation = activationOf(ability);
   const mcp::ServerInfo* info = host->serverInfo(ability);
   if (activation == nullptr || info == nullptr) return;
-  if (auto saved = cache.save(*activation, *info, tools); !saved) {
+  // A 2026-07-28 server says how long its listing may be reused; kaja keeps it no longer.
+  const std::int64_t ttlSeconds = MetadataCache::freshFor(host->toolsTtl(ability));
+  if (auto saved = cache.save(*activation, *info, tools, ttlSeconds); !saved) {
     log("the tools of " + ability + " were not cached: " + saved.error().describe());
   }
   CachedMetadata entry;
   entry.tools = tools;
   entry.server = *info;
   entry.savedAt = unixSeconds();
-  entry.ttlSeconds = kMetadataTtl.count();
+  entry.ttlSeconds = ttlSeconds;
   cached[ability] = std::move(entry);
   lastUsed[ability] = Clock::now();
 }

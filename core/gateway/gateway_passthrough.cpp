@@ -190,8 +190,8 @@ void GatewaySession::forward(const mcp::Request& request) {
   // The log messages of this request, for a 2026-07-28 server: the client's level, or none.
   params["_meta"][mcp::kMetaLogLevel] =
       requestLogLevel_.empty() ? Json(nullptr) : Json(requestLogLevel_);
-  // A client's answers to input rounds are kaja's to read, not the server's (kaja speaks
-  // 2025-11-25 to its servers).
+  // A client's answers to input rounds are kaja's to read, not the server's: kaja answers a
+  // server's own rounds itself, from what it asks the client.
   params.erase("inputResponses");
   params.erase("requestState");
   const std::string key = idKey(request.id);

@@ -166,8 +166,15 @@ std::optional<CachedMetadata> MetadataCache::load(const Activation& activation) 
   return entry;
 }
 
+std::int64_t MetadataCache::freshFor(std::optional<std::chrono::milliseconds> serverTtl) {
+  if (!serverTtl) return kMetadataTtl.count();
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(*serverTtl).count();
+  return std::clamp<std::int64_t>(seconds, 0, kMetadataTtl.count());
+}
+
 Result<void> MetadataCache::save(const Activation& activation, const mcp::ServerInfo& server,
-                                 const std::vector<mcp::Tool>& tools) const {
+                                 const std::vector<mcp::Tool>& tools,
+                                 std::int64_t ttlSeconds) const {
   if (dir_.empty()) return {};
   std::error_code ec;
   fs::create_directories(dir_, ec);
@@ -191,7 +198,7 @@ Result<void> MetadataCache::save(const Activation& activation, const mcp::Server
                       {"key", keyOf(activation)},
                       {"ability", activation.ability.name},
                       {"savedAt", unixSeconds()},
-                      {"ttlSeconds", kMetadataTtl.count()},
+                      {"ttlSeconds", std::clamp<std::int64_t>(ttlSeconds, 0, kMetadataTtl.count())},
                       {"server", serverToJson(server)},
                       {"tools", std::move(list)}};
   if (auto written = writeFileAtomically(file, entry.dump(), 0600); !written) return written;

@@ -14,8 +14,7 @@
 
 namespace kaja::core::gateway {
 
-/// How long an entry is fresh. kaja speaks 2025-11-25 to its servers, whose listings carry
-/// no TTL of their own.
+/// How long an entry is fresh.
 inline constexpr std::chrono::seconds kMetadataTtl{std::chrono::hours(24 * 7)};
 
 /// Returns the time now, in Unix seconds, as entries record it.
@@ -48,9 +47,14 @@ class MetadataCache {
   /// Returns the entry for `activation`, or nullopt when there is none or it is unreadable
   /// (a damaged file is ignored, never trusted in part).
   [[nodiscard]] std::optional<CachedMetadata> load(const Activation& activation) const;
-  /// Stores what `activation`'s server reported, replacing the ability's older entries.
+  /// Stores what `activation`'s server reported, fresh for `ttlSeconds` (at most
+  /// kMetadataTtl), replacing the ability's older entries.
   Result<void> save(const Activation& activation, const mcp::ServerInfo& server,
-                    const std::vector<mcp::Tool>& tools) const;
+                    const std::vector<mcp::Tool>& tools,
+                    std::int64_t ttlSeconds = kMetadataTtl.count()) const;
+  /// Returns how long an entry stays fresh: the server's own time to live when it gave one,
+  /// at most kMetadataTtl; else kMetadataTtl.
+  static std::int64_t freshFor(std::optional<std::chrono::milliseconds> serverTtl);
 
   [[nodiscard]] bool enabled() const { return !dir_.empty(); }
 

@@ -483,6 +483,11 @@ const mcp::ServerInfo* AsyncHost::serverInfo(const std::string& ability) const {
   return client == nullptr ? nullptr : &client->serverInfo();
 }
 
+std::optional<std::chrono::milliseconds> AsyncHost::toolsTtl(const std::string& ability) const {
+  mcp::Client* client = impl_->client(ability);
+  return client == nullptr ? std::nullopt : client->toolsTtl();
+}
+
 std::optional<pid_t> AsyncHost::serverPid(const std::string& ability) const {
   auto it = impl_->connections.find(ability);
   if (it == impl_->connections.end() || !it->second->stdio) return std::nullopt;

@@ -50,6 +50,8 @@ class AsyncHost {
   [[nodiscard]] Result<std::vector<mcp::Tool>> tools(const std::string& ability) const;
   /// Returns what `ability`'s server said about itself, or null when it is not connected.
   [[nodiscard]] const mcp::ServerInfo* serverInfo(const std::string& ability) const;
+  /// Returns how long `ability`'s server said its tool listing may be reused, if it said.
+  [[nodiscard]] std::optional<std::chrono::milliseconds> toolsTtl(const std::string& ability) const;
   /// Returns the pid of a connected stdio server.
   [[nodiscard]] std::optional<pid_t> serverPid(const std::string& ability) const;
 

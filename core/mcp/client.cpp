@@ -414,6 +414,15 @@ void Client::listPage(std::optional<std::string> cursor,
               self->makeError(ErrorCode::kProtocol, self->describe() + " listed " + tooLarge)));
           return;
         }
+        // The listing's first page says for how long it may be reused (2026-07-28).
+        if (pages == 0) {
+          const auto ttl = result->is_object() ? result->find("ttlMs") : result->end();
+          self->toolsTtl_.reset();
+          if (ttl != result->end() && ttl->is_number_unsigned()) {
+            self->toolsTtl_ = std::chrono::milliseconds(
+                std::min<std::uint64_t>(ttl->get<std::uint64_t>(), 1ULL << 40));
+          }
+        }
         const auto list = result->is_object() ? result->find("tools") : result->end();
         if (!result->is_object() || list == result->end() || !list->is_array()) {
           done(std::unexpected(

@@ -150,6 +150,9 @@ class Client : public std::enable_shared_from_this<Client> {
   [[nodiscard]] const ServerInfo& serverInfo() const { return serverInfo_; }
   /// Returns the tools from the last successful listTools().
   [[nodiscard]] const std::vector<Tool>& tools() const { return tools_; }
+  /// Returns how long the server said its last tool listing may be reused (a 2026-07-28
+  /// result's ttlMs), or nullopt when it said nothing.
+  [[nodiscard]] std::optional<std::chrono::milliseconds> toolsTtl() const { return toolsTtl_; }
   /// Returns the transport's name for errors ("server 'time'").
   [[nodiscard]] std::string describe() const { return transport_->describe(); }
 
@@ -248,6 +251,7 @@ class Client : public std::enable_shared_from_this<Client> {
   boost::asio::steady_timer connectTimer_;
   ServerInfo serverInfo_;
   std::vector<Tool> tools_;
+  std::optional<std::chrono::milliseconds> toolsTtl_;
   bool toolsListed_ = false;
   bool stateless_ = false;
   bool refreshing_ = false;

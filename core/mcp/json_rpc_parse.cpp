@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "core/mcp/json_rpc.h"
+#include "core/mcp/json_rpc_envelope.h"
 #include "core/util/unicode.h"
 
 namespace kaja::core::mcp {
@@ -373,6 +374,19 @@ Result<std::vector<Message>> readOversized(std::string_view text, const TextScan
 }
 
 }  // namespace
+
+Json refusedRequestId(std::string_view text) {
+  EnvelopeReader reader;
+  try {
+    if (!Json::sax_parse(text, &reader)) return Json();
+  } catch (const std::exception&) {
+    return Json();
+  }
+  const Json& envelope = reader.envelope;
+  if (!envelope.is_object() || !envelope.contains("method")) return Json();
+  const auto id = envelope.find("id");
+  return id != envelope.end() && isValidId(*id) ? *id : Json();
+}
 
 Result<Message> parseMessage(Json&& value) {
   if (!value.is_object()) return protocolError("The message is not a JSON object.");

@@ -6,6 +6,7 @@
 
 #include "core/server/http_checks.h"
 #include "core/server/http_front_impl.h"
+#include "core/mcp/json_rpc_envelope.h"
 #include "core/server/wire.h"
 
 namespace kaja::core::server {
@@ -224,8 +225,12 @@ void HttpFront::Impl::handlePost(const std::shared_ptr<HttpConnection>& connecti
   const std::string& body = request.body();
   auto parsed = mcp::parseMessages(body);
   if (!parsed) {
+    const std::int64_t code = wire::parseErrorCode(parsed.error());
     connection->respond(http::status::bad_request,
-                        errorBody(wire::parseErrorCode(parsed.error()), parsed.error().message));
+                        errorBody(code, parsed.error().message, Json(),
+                                  code == mcp::rpc_error::kParseError
+                                      ? Json()
+                                      : mcp::refusedRequestId(body)));
     return;
   }
   std::vector<mcp::Message> messages = std::move(*parsed);

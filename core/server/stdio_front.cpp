@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/mcp/json_rpc_envelope.h"
 #include "core/server/wire.h"
 
 namespace kaja::core::server {
@@ -170,7 +171,10 @@ void StdioFront::Impl::handleLine(std::string_view line) {
   if (line.find_first_not_of(" \t") == std::string_view::npos) return;
   auto messages = mcp::parseMessages(line);
   if (!messages) {
-    send(wire::errorObject(wire::parseErrorCode(messages.error()), messages.error().message));
+    const std::int64_t code = wire::parseErrorCode(messages.error());
+    Json refusal = wire::errorObject(code, messages.error().message);
+    if (code != mcp::rpc_error::kParseError) refusal["id"] = mcp::refusedRequestId(line);
+    send(refusal);
     return;
   }
   for (auto& message : *messages) {

@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <sstream>
 
 #include "tests/cli/serve_test_support.h"
@@ -45,17 +44,8 @@ class ServeInputRequiredTest : public ::testing::Test {
     kaja_.reset();
     port_ = 0;
     kaja_ = env_.serve({"--persona", persona, "--http", "127.0.0.1:0"});
-    const std::regex served("serving persona \"" + persona +
-                            "\" at http://127\\.0\\.0\\.1:([0-9]+)/mcp");
-    return eventually(
-        [&] {
-          std::smatch match;
-          const std::string errors = env_.serveErrors();
-          if (!std::regex_search(errors, match, served)) return false;
-          port_ = std::stoi(match[1]);
-          return true;
-        },
-        30);
+    port_ = env_.httpPort(persona);
+    return port_ != 0;
   }
 
   /// POSTs one 2026-07-28 request with `capabilities` in its _meta; returns the JSON-RPC

@@ -79,6 +79,32 @@ TEST_F(ServeLifecycleTest, ALazyServerIsListedFromTheCacheAndStartsOnItsFirstCal
   EXPECT_FALSE(env_.serverPids("lazy").empty());
 }
 
+// A 2026-07-28 server says how long its tool listing may be reused (ttlMs; the reference
+// server says 5 minutes), and the cache keeps the entry fresh that long, not 7 days.
+TEST_F(ServeLifecycleTest, TheServersOwnTimeToLiveBoundsTheCacheEntry) {
+  ability("ref", "command = \"node\"\nargs = [\"" + std::string(kaja::test::sourceDir()) +
+                     "/tests/servers/conformance_server.mjs\", \"stdio\"]\n");
+  env_.root.write("market/personas/modern.toml", "abilities = [\"ref\"]\n");
+  auto kaja = env_.serve({"--persona", "modern"});
+  ASSERT_FALSE(kaja->initialize().is_null()) << env_.serveErrors();
+  kaja->send(request(1, "tools/list"));
+  auto listed = kaja->answer(1, 30);
+  ASSERT_TRUE(listed) << env_.serveErrors();
+  EXPECT_THAT(listed->dump(), HasSubstr("ref__test_simple_text"));
+  const std::string folder = env_.root.path() + "/data/kaja/cache/metadata";
+  json entry;
+  ASSERT_TRUE(eventually(
+      [&] {
+        std::error_code ec;
+        for (const auto& file : std::filesystem::directory_iterator(folder, ec)) {
+          entry = json::parse(testing::readFile(file.path().string()), nullptr, false);
+        }
+        return entry.is_object();
+      },
+      10));
+  EXPECT_EQ(entry.value("ttlSeconds", -1), 300) << entry.dump().substr(0, 300);
+}
+
 TEST_F(ServeLifecycleTest, AStaleEntryIsListedAndRefreshedInTheBackground) {
   warmCache("lazyone");
   const std::string folder = env_.root.path() + "/data/kaja/cache/metadata";

@@ -7,7 +7,6 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <regex>
 
 #include "tests/cli/serve_test_support.h"
 #include "tests/core/server/http_client.h"
@@ -17,7 +16,6 @@ namespace kaja::cli {
 namespace {
 
 using nlohmann::json;
-using testing::eventually;
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
 const std::string kReference =
@@ -32,16 +30,7 @@ class ServeLogLevelTest : public ::testing::Test {
                                                           "\", \"stdio\"]\napproval = \"never\"\n");
     env_.root.write("market/personas/logs.toml", "abilities = [\"ref\"]\n");
     kaja_ = env_.serve({"--persona", "logs", "--http", "127.0.0.1:0"});
-    const std::regex served("serving persona \"logs\" at http://127\\.0\\.0\\.1:([0-9]+)/mcp");
-    eventually(
-        [&] {
-          std::smatch match;
-          const std::string errors = env_.serveErrors();
-          if (!std::regex_search(errors, match, served)) return false;
-          port_ = std::stoi(match[1]);
-          return true;
-        },
-        30);
+    port_ = env_.httpPort("logs");
   }
 
   testing::HttpReply send(const json& message, Headers headers) {

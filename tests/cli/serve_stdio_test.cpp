@@ -70,6 +70,19 @@ TEST_F(ServeStdioTest, MalformedAndEarlyRequestsGetErrorsAndTheSessionGoesOn) {
   auto noMethod = kaja->answer(8, 10);
   ASSERT_TRUE(noMethod) << env_.serveErrors();
   EXPECT_EQ((*noMethod)["error"]["code"], -32600);
+  // A request kaja refuses is answered under its id too, however it is malformed; a string
+  // id stays a string.
+  for (const auto& [line, id] : std::vector<std::pair<std::string, json>>{
+           {R"({"id":11,"method":"ping"})", 11},
+           {R"({"jsonrpc":"1.0","id":"twelve","method":"ping"})", "twelve"},
+           {R"({"jsonrpc":"2.0","id":13,"method":"tools/list","params":"x"})", 13},
+           {R"({"jsonrpc":"2.0","id":14,"method":7})", 14}}) {
+    kaja->send(line);
+    auto refused = kaja->next(10);
+    ASSERT_TRUE(refused && refused->is_object()) << line << env_.serveErrors();
+    EXPECT_EQ((*refused)["id"], id) << refused->dump();
+    EXPECT_EQ((*refused)["error"]["code"], -32600) << refused->dump();
+  }
   for (const std::string& batch :
        std::vector<std::string>{"[1]", "[[]]", std::string(300, '[') + std::string(300, ']')}) {
     kaja->send(batch);

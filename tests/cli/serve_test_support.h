@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -296,6 +297,23 @@ class ServeFixture {
     return std::make_unique<ServeProcess>(argv, env(), root.path() + "/serve-err.txt");
   }
   [[nodiscard]] std::string serveErrors() const { return readFile(root.path() + "/serve-err.txt"); }
+  /// Waits up to 30 s for `kaja serve --persona P --http 127.0.0.1:0` to say where it listens;
+  /// returns the port, or 0.
+  [[nodiscard]] int httpPort(const std::string& persona) const {
+    const std::regex served("serving persona \"" + persona +
+                            "\" at http://127\\.0\\.0\\.1:([0-9]+)/mcp");
+    int port = 0;
+    eventually(
+        [&] {
+          std::smatch match;
+          const std::string errors = serveErrors();
+          if (!std::regex_search(errors, match, served)) return false;
+          port = std::stoi(match[1]);
+          return true;
+        },
+        30);
+    return port;
+  }
 
   TempDir root;
   std::string home;

@@ -1,12 +1,14 @@
 // JSON-RPC message parsing: parseMessages() never throws, keeps a reply's shape (exactly one
 // of result and error, or unreadable), and what kaja sends on is one line of well-formed
-// UTF-8 JSON, the same text as toJson().dump(), which reads back to the same message.
+// UTF-8 JSON, the same text as toJson().dump(), which reads back to the same message. The id a
+// refusal answers (refusedRequestId) is a valid id or null, never another than that of a request that parses.
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <variant>
 
 #include "core/mcp/json_rpc.h"
+#include "core/mcp/json_rpc_envelope.h"
 #include "core/util/unicode.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -53,6 +55,16 @@ void checkMessage(const mcp::Message& message, std::size_t lineBytes) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t size) {
   const std::string_view line(reinterpret_cast<const char*>(bytes), size);
   auto messages = mcp::parseMessages(line);
+  const mcp::Json refusedId = mcp::refusedRequestId(line);
+  KAJA_FUZZ_CHECK(refusedId.is_null() || refusedId.is_string() || refusedId.is_number_integer(),
+                  "a refusal answers a valid id or none");
+  if (messages && messages->size() == 1) {
+    if (const auto* request = std::get_if<mcp::Request>(&messages->front())) {
+      // Null where the raw line needed repair (a lone surrogate) or was a batch of one.
+      KAJA_FUZZ_CHECK(refusedId.is_null() || refusedId == request->id,
+                      "a request's envelope names its id");
+    }
+  }
   if (!messages) {
     KAJA_FUZZ_CHECK(!messages.error().message.empty(), "an error says what happened");
     KAJA_FUZZ_CHECK(messages.error().message.find('\n') == std::string::npos,

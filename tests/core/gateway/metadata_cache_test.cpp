@@ -77,6 +77,32 @@ TEST(MetadataCacheTest, KeepsToolsAndServerBetweenRuns) {
   EXPECT_EQ(info.st_mode & 0777, 0600U);
 }
 
+// A 2026-07-28 server's ttlMs shortens an entry's life, never lengthens it past 7 days.
+TEST(MetadataCacheTest, TheServersOwnTimeToLiveIsKeptUpToSevenDays) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(MetadataCache::freshFor(std::nullopt), kMetadataTtl.count());
+  EXPECT_EQ(MetadataCache::freshFor(milliseconds(300000)), 300);
+  EXPECT_EQ(MetadataCache::freshFor(milliseconds(0)), 0);
+  EXPECT_EQ(MetadataCache::freshFor(milliseconds(999)), 0);
+  EXPECT_EQ(MetadataCache::freshFor(milliseconds(1LL << 40)), kMetadataTtl.count());
+  EXPECT_EQ(MetadataCache::freshFor(milliseconds(-5)), 0);
+
+  kaja::testing::TempDir dir;
+  const auto activation = stdioActivation("files", {"/usr/bin/node", "server.js"});
+  MetadataCache cache(dir.path() + "/cache");
+  ASSERT_TRUE(cache.save(activation, someServer(), someTools(), 300));
+  auto entry = cache.load(activation);
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->ttlSeconds, 300);
+  EXPECT_FALSE(entry->staleAt(entry->savedAt + 299));
+  EXPECT_TRUE(entry->staleAt(entry->savedAt + 300));
+  // One that says 0 is stale at once: listed from the cache while it is refreshed.
+  ASSERT_TRUE(cache.save(activation, someServer(), someTools(), 0));
+  entry = cache.load(activation);
+  ASSERT_TRUE(entry);
+  EXPECT_TRUE(entry->staleAt(entry->savedAt));
+}
+
 TEST(MetadataCacheTest, AnyChangeToHowTheServerStartsMissesAndReplacesTheOldEntry) {
   kaja::testing::TempDir dir;
   MetadataCache cache(dir.path());
