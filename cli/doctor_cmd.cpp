@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -26,6 +27,8 @@ namespace {
 using nlohmann::json;
 namespace mcp = core::mcp;
 
+/// The most warnings about one server doctor shows (a server may cause hundreds).
+constexpr std::size_t kWarningsPerAbility = 10;
 /// A persona that offers more tools than this gets a warning (S5).
 constexpr size_t kManyTools = 40;
 /// A doctor folder nobody holds and nobody touched for this long was left by a killed run.
@@ -470,6 +473,15 @@ int runDoctor(std::span<const std::string> args) {
                    oneLine(report.ability).c_str(), report.ok ? "ok" : "failed");
     }
   };
+  // What a server did that kaja worked around (a tool left out, a line on stdout that is not
+  // JSON-RPC) is for doctor to tell, under the ability it concerns.
+  std::map<std::string, std::vector<std::string>> serverWarnings;
+  hostOptions.events.warning = [&](const std::string& text) {
+    std::lock_guard lock(mutex);
+    const auto colon = text.find(": ");
+    auto& said = serverWarnings[colon == std::string::npos ? std::string() : text.substr(0, colon)];
+    if (said.size() < kWarningsPerAbility) said.push_back(text);
+  };
   if (progress && !activations.empty()) {
     std::fprintf(stderr, "connecting %zu abilities…", activations.size());
   }
@@ -482,6 +494,9 @@ int runDoctor(std::span<const std::string> args) {
     // The question "OAuth or a key?" gets the same time as a connect.
     fillFromReport(reports[i], activations[i].ability, hostOptions.connectTimeout, row);
     if (reports[i].ok) costs.record(row.name, reports[i].cpu);
+    std::lock_guard lock(mutex);
+    const auto& said = serverWarnings[row.name];
+    row.notes.insert(row.notes.end(), said.begin(), said.end());
   }
   if (auto saved = costs.save(costsFile); !saved && options().verbose) {
     printWarning("could not keep what each server cost to start: " + saved.error().message);

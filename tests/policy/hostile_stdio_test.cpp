@@ -241,6 +241,13 @@ TEST_F(HostileStdioTest, AToolListedTwiceIsOfferedNeither) {
   auto doctor = kaja({"doctor", "--json", "hostile"});
   EXPECT_EQ(doctor.exitCode, 0) << doctor.err;
   EXPECT_THAT(doctor.out, HasSubstr("\"tools\": 1")) << "only echo is counted";
+  // doctor says why the other is missing, under the ability.
+  const json report = json::parse(doctor.out, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << doctor.out;
+  EXPECT_THAT(report["warnings"].dump(), HasSubstr("hostile: ")) << doctor.out;
+  EXPECT_THAT(report["warnings"].dump(), HasSubstr("twice")) << doctor.out;
+  auto shown = kaja({"doctor", "hostile"});
+  EXPECT_THAT(shown.err + shown.out, HasSubstr("twice"));
   auto called = call("twice");
   EXPECT_NE(called.exitCode, 0) << called.out;
   EXPECT_THAT(called.out, Not(HasSubstr("fault tool")));
