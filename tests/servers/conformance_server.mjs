@@ -164,7 +164,13 @@ function registerNotifyingTools(server, era) {
     'test_touch_resource',
     { description: 'Announces that a resource changed', inputSchema: z.object({ uri: z.string() }) },
     async ({ uri }) => {
-      if (era === 'modern' || subscriptions.has(uri)) await server.server.sendResourceUpdated({ uri });
+      // Over HTTP each 2026-07-28 request has an instance of its own: the front tells the
+      // listen streams.
+      if (era === 'modern' && modern.listChanged.resourceUpdated) {
+        modern.listChanged.resourceUpdated(uri);
+      } else if (era === 'modern' || subscriptions.has(uri)) {
+        await server.server.sendResourceUpdated({ uri });
+      }
       return text(`touched ${uri}`);
     },
   );

@@ -124,6 +124,7 @@ export function serveOnHttp({ sdk, makeServer, legacyOnly, port, report, listCha
   if (modern) {
     listChanged.notify = (kind) =>
       kind === 'tools' ? modern.notify.toolsChanged() : modern.notify.promptsChanged();
+    listChanged.resourceUpdated = (uri) => modern.notify.resourceUpdated(uri);
   }
   const allowedHosts = sdk.localhostAllowedHostnames();
   const server = http.createServer(async (req, res) => {

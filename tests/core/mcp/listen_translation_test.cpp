@@ -3,13 +3,16 @@
 // has no resources/subscribe, resources/unsubscribe or logging/setLevel. A subscription
 // becomes the filter of the one subscriptions/listen stream, and a log level goes in each
 // later request's _meta. The same calls to the same server spoken to at 2025-11-25 are the
-// control: both must behave alike.
+// control: both must behave alike. At 2026-07-28 over HTTP the listen stream is a response of
+// its own, which kaja closes to change the filter.
 #include <gtest/gtest.h>
 
 #include <optional>
 
 #include "core/mcp/client.h"
+#include "core/mcp/remote_transport.h"
 #include "core/mcp/stdio_transport.h"
+#include "tests/core/mcp/http_test_servers.h"
 #include "tests/core/mcp/test_servers.h"
 #include "tests/support/build_paths.h"
 
@@ -20,29 +23,47 @@ using namespace std::chrono_literals;
 using kaja::testing::minimalPlan;
 using kaja::testing::nodePath;
 using kaja::testing::runUntil;
+using kaja::testing::ServerProcess;
 
 const char* const kStatic = "test://static-text";
 const char* const kBinary = "test://static-binary";
 
-class ListenTranslationTest : public ::testing::TestWithParam<bool> {
+/// How kaja's client reaches the reference server.
+enum class Way { k2025Stdio, k2026Stdio, k2026Http };
+
+class ListenTranslationTest : public ::testing::TestWithParam<Way> {
  protected:
+  [[nodiscard]] bool modern() const { return GetParam() != Way::k2025Stdio; }
+
   void SetUp() override {
     if (nodePath().empty()) GTEST_SKIP() << "node is not installed";
-    StdioOptions stdio;
-    stdio.serverName = "reference";
-    stdio.closeGrace = 300ms;
-    auto transport = StdioTransport::spawn(
-        io_,
-        minimalPlan({nodePath(),
-                     std::string(kaja::test::sourceDir()) + "/tests/servers/conformance_server.mjs",
-                     "stdio"}),
-        stdio);
-    ASSERT_TRUE(transport) << transport.error().describe();
+    const std::string script =
+        std::string(kaja::test::sourceDir()) + "/tests/servers/conformance_server.mjs";
+    std::shared_ptr<Transport> transport;
+    if (GetParam() == Way::k2026Http) {
+      server_ = ServerProcess::start(minimalPlan({nodePath(), script, "http"}));
+      ASSERT_TRUE(server_) << "the reference server did not listen";
+      HttpOptions http;
+      http.serverName = "reference";
+      http.addressPolicy.allowPrivate = true;  // the server is on 127.0.0.1
+      http.timeout = 10s;
+      http.closeTimeout = 1s;
+      auto remote = makeRemoteTransport(io_, RemotePlan{server_->url("/mcp"), false, {}}, http);
+      ASSERT_TRUE(remote) << remote.error().describe();
+      transport = *remote;
+    } else {
+      StdioOptions stdio;
+      stdio.serverName = "reference";
+      stdio.closeGrace = 300ms;
+      auto spawned = StdioTransport::spawn(io_, minimalPlan({nodePath(), script, "stdio"}), stdio);
+      ASSERT_TRUE(spawned) << spawned.error().describe();
+      transport = *spawned;
+    }
     ClientOptions options;
-    options.discover = GetParam();
+    options.discover = modern();
     options.connectTimeout = 15s;
     options.requestTimeout = 10s;
-    client_ = Client::create(io_, *transport, options);
+    client_ = Client::create(io_, transport, options);
     client_->setNotificationHandler([this](const Notification& notification) {
       if (notification.method == "notifications/resources/updated") {
         updates_.push_back(notification.params);
@@ -55,7 +76,7 @@ class ListenTranslationTest : public ::testing::TestWithParam<bool> {
     client_->connect([&](Result<ServerInfo> result) { info = std::move(result); });
     ASSERT_TRUE(runUntil(io_, [&] { return info.has_value(); }));
     ASSERT_TRUE(*info) << info->error().describe();
-    ASSERT_EQ(client_->isStateless(), GetParam());
+    ASSERT_EQ(client_->isStateless(), modern());
   }
 
   void TearDown() override {
@@ -89,6 +110,15 @@ class ListenTranslationTest : public ::testing::TestWithParam<bool> {
     ASSERT_TRUE(touched) << touched.error().describe();
   }
 
+  /// Waits until `count` updates were heard, and returns their URIs in order. Updates come in
+  /// order on one stream (stdio, or the listen response over HTTP), so one that should not
+  /// have been sent would be among them.
+  std::vector<std::string> updatesOnce(std::size_t count) {
+    EXPECT_TRUE(runUntil(io_, [&] { return updates_.size() >= count; }))
+        << "only " << updates_.size() << " of " << count << " updates came";
+    return updatedUris();
+  }
+
   /// The URIs of the updates heard so far, in order.
   [[nodiscard]] std::vector<std::string> updatedUris() const {
     std::vector<std::string> uris;
@@ -96,6 +126,7 @@ class ListenTranslationTest : public ::testing::TestWithParam<bool> {
     return uris;
   }
 
+  std::unique_ptr<ServerProcess> server_;
   boost::asio::io_context io_;
   std::shared_ptr<Client> client_;
   std::vector<Json> updates_;
@@ -113,10 +144,7 @@ TEST_P(ListenTranslationTest, SubscribedResourcesAloneAreAnnounced) {
   EXPECT_EQ(*subscribed, Json::object());
   touch(kBinary);
   touch(kStatic);
-  ASSERT_TRUE(runUntil(io_, [&] { return !updates_.empty(); }));
-  // Notifications and replies share one ordered pipe, and the update was sent before the
-  // reply to the touch of kStatic: whatever came is here now.
-  EXPECT_EQ(updatedUris(), std::vector<std::string>{kStatic});
+  EXPECT_EQ(updatesOnce(1), std::vector<std::string>{kStatic});
   // kaja's own listen stream id is not passed on.
   EXPECT_FALSE(updates_.front().contains("_meta")) << updates_.front().dump();
 
@@ -124,20 +152,23 @@ TEST_P(ListenTranslationTest, SubscribedResourcesAloneAreAnnounced) {
   ASSERT_TRUE(request("resources/subscribe", {{"uri", kBinary}}));
   touch(kStatic);
   touch(kBinary);
-  EXPECT_EQ(updatedUris(), (std::vector<std::string>{kStatic, kStatic, kBinary}));
+  EXPECT_EQ(updatesOnce(3), (std::vector<std::string>{kStatic, kStatic, kBinary}));
 
   // Unsubscribed, it is heard of no more; the other still is.
   auto unsubscribed = request("resources/unsubscribe", {{"uri", kStatic}});
   ASSERT_TRUE(unsubscribed) << unsubscribed.error().describe();
   touch(kStatic);
   touch(kBinary);
-  EXPECT_EQ(updatedUris(), (std::vector<std::string>{kStatic, kStatic, kBinary, kBinary}));
+  EXPECT_EQ(updatesOnce(4), (std::vector<std::string>{kStatic, kStatic, kBinary, kBinary}));
 
   // Subscribing twice and unsubscribing what was never subscribed are harmless, as in 2025.
   EXPECT_TRUE(request("resources/subscribe", {{"uri", kBinary}}));
   EXPECT_TRUE(request("resources/unsubscribe", {{"uri", "test://never"}}));
   ASSERT_TRUE(request("resources/unsubscribe", {{"uri", kBinary}}));
   touch(kBinary);
+  // Nothing is subscribed, so no stream is open to bring an update.
+  runUntil(
+      io_, [] { return false; }, 300ms);
   EXPECT_EQ(updates_.size(), 4U);
   // The tools still work after the listen stream was replaced three times.
   auto echoed = call("test_simple_text", Json::object());
@@ -146,7 +177,7 @@ TEST_P(ListenTranslationTest, SubscribedResourcesAloneAreAnnounced) {
 }
 
 TEST_P(ListenTranslationTest, LogMessagesFollowTheLevelSet) {
-  if (GetParam()) {
+  if (modern()) {
     // 2026-07-28: a request that names no level gets no log messages.
     auto quiet = call("test_tool_with_logging", Json::object());
     ASSERT_TRUE(quiet) << quiet.error().describe();
@@ -164,7 +195,7 @@ TEST_P(ListenTranslationTest, LogMessagesFollowTheLevelSet) {
 
   // Above info, the tool's info messages are not sent. (The reference server's 2025 era takes
   // any level and filters nothing, so this is kaja's part only.)
-  if (!GetParam()) return;
+  if (!modern()) return;
   ASSERT_TRUE(request("logging/setLevel", {{"level", "error"}}));
   logs_.clear();
   ASSERT_TRUE(call("test_tool_with_logging", Json::object()));
@@ -172,7 +203,7 @@ TEST_P(ListenTranslationTest, LogMessagesFollowTheLevelSet) {
 }
 
 TEST_P(ListenTranslationTest, MalformedRequestsAreRefusedAsAServerWould) {
-  if (!GetParam()) GTEST_SKIP() << "at 2025-11-25 the server itself judges these requests";
+  if (!modern()) GTEST_SKIP() << "at 2025-11-25 the server itself judges these requests";
   const std::vector<Json> malformed = {Json::object(), Json{{"uri", 7}}, Json::array(),
                                        Json{{"uri", ""}}, Json{{"uri", std::string(9000, 'a')}}};
   for (const Json& params : malformed) {
@@ -190,8 +221,16 @@ TEST_P(ListenTranslationTest, MalformedRequestsAreRefusedAsAServerWould) {
   ASSERT_TRUE(echoed) << echoed.error().describe();
 }
 
-INSTANTIATE_TEST_SUITE_P(BothEras, ListenTranslationTest, ::testing::Bool(),
-                         [](const auto& info) { return info.param ? "At2026" : "At2025"; });
+INSTANTIATE_TEST_SUITE_P(BothEras, ListenTranslationTest,
+                         ::testing::Values(Way::k2025Stdio, Way::k2026Stdio, Way::k2026Http),
+                         [](const auto& info) {
+                           switch (info.param) {
+                             case Way::k2025Stdio: return "At2025";
+                             case Way::k2026Stdio: return "At2026";
+                             case Way::k2026Http: return "At2026OverHttp";
+                           }
+                           return "";
+                         });
 
 }  // namespace
 }  // namespace kaja::core::mcp
