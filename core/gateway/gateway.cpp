@@ -4,6 +4,7 @@
 
 #include "core/gateway/gateway_impl.h"
 #include "core/gateway/gateway_session.h"
+#include "core/gateway/gateway_util.h"
 
 namespace kaja::core::gateway {
 
@@ -225,20 +226,37 @@ void Gateway::Impl::onServerNotification(const std::string& ability,
     params["logger"] = ability + (params.contains("logger") && params["logger"].is_string()
                                       ? "/" + params["logger"].get<std::string>()
                                       : "");
-    // A message while calls run on the server belongs to those calls' clients, on their
-    // streams; other clients never see it. With no call running it is the server's own news.
+    // A message while calls run on the server belongs to one of them, on its stream, if its
+    // client asked for messages of that level. When calls of several clients run there,
+    // whose it is cannot be told (a server names no request in it), so it goes to none:
+    // no client reads another's.
     auto range = running.equal_range(ability);
     if (range.first != range.second) {
-      std::vector<GatewaySession*> told;
+      std::shared_ptr<GatewaySession> owner;
+      const RunningCall* call = nullptr;
       for (auto it = range.first; it != range.second; ++it) {
         auto session = it->second.session.lock();
-        if (!session || std::find(told.begin(), told.end(), session.get()) != told.end()) continue;
-        told.push_back(session.get());
-        session->sendNotification(method, params, it->second.requestId);
+        if (!session) continue;
+        if (owner && owner != session) return;
+        if (!owner) {
+          owner = std::move(session);
+          call = &it->second;
+        }
+      }
+      if (owner && wantsLog(call->logLevel, params)) {
+        owner->sendNotification(method, params, call->requestId);
       }
       return;
     }
-    broadcast({{"method", method}, {"params", std::move(params)}});
+    // With no call running it is the server's own news, for each 2025 client that chose a
+    // level it reaches (a 2026-07-28 client asks for messages per request only).
+    for (const auto& weak : sessions) {
+      auto session = weak.lock();
+      if (session && session->started() && !session->stateless() &&
+          wantsLog(session->logLevel(), params)) {
+        session->sendNotification(method, params);
+      }
+    }
     return;
   }
   if (method == "notifications/resources/updated") {

@@ -139,7 +139,7 @@ void GatewaySession::runCall(const Json& id, const std::string& name, Json argum
   const std::string key = idKey(id);
   if (refusedAsRunning(id, key)) return;
   inFlight_[key].ability = route->ability;
-  gateway_->running.emplace(route->ability, RunningCall{weak_from_this(), id});
+  gateway_->running.emplace(route->ability, RunningCall{weak_from_this(), id, requestLogLevel_});
   gateway_->use(route->ability);
   auto send = [weak = weak_from_this(), ability = route->ability, id, key, progressToken, name,
                logLevel = requestLogLevel_](

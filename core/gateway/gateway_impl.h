@@ -23,6 +23,7 @@ class GatewaySession;
 struct RunningCall {
   std::weak_ptr<GatewaySession> session;
   mcp::Json requestId;
+  std::string logLevel;  ///< the least level of log message the client asked for; "" none
 };
 
 struct Gateway::Impl : std::enable_shared_from_this<Gateway::Impl> {

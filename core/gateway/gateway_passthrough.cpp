@@ -14,6 +14,9 @@ namespace {
 
 // The pages of one list kaja reads from each server.
 constexpr int kMaxPages = 20;
+// The most resources one client may subscribe to; kaja's one connection to a server follows
+// at most mcp::Client's limit for all of its clients together.
+constexpr std::size_t kMaxSubscriptionsPerClient = 256;
 
 // Gathers one list from several servers: every page of each, in ability order.
 struct Gathering {
@@ -130,9 +133,17 @@ void GatewaySession::forward(const mcp::Request& request) {
     const std::string uri = stringAt(params, "uri");
     const bool shared = std::ranges::any_of(gateway.sessions, [this, &uri](const auto& weak) {
       auto other = weak.lock();
-      return other && other.get() != this && other->subscribedTo(uri);
+      return other && other.get() != this && other->holds(uri);
     });
     if (shared && subscribed_.erase(uri) > 0) return respond(request.id, Json::object());
+  }
+  // One client cannot take up the subscriptions kaja holds for all of them.
+  if (request.method == "resources/subscribe" && subscribed_.size() >= kMaxSubscriptionsPerClient &&
+      !subscribed_.contains(stringAt(params, "uri"))) {
+    return respondError(request.id, rpc::kInvalidRequest,
+                        "this client follows " + std::to_string(kMaxSubscriptionsPerClient) +
+                            " resources already, the most kaja keeps for one client; "
+                            "unsubscribe from some first");
   }
   std::string ability;
   std::string capability = request.method.starts_with("prompts") ? "prompts" : "resources";
@@ -198,7 +209,7 @@ void GatewaySession::forward(const mcp::Request& request) {
   if (refusedAsRunning(request.id, key)) return;
   inFlight_[key] = InFlight{ability, HostCall{}, false};
   // What the server asks meanwhile (elicitation, sampling) goes to this client.
-  gateway.running.emplace(ability, RunningCall{weak_from_this(), request.id});
+  gateway.running.emplace(ability, RunningCall{weak_from_this(), request.id, requestLogLevel_});
   gateway.use(ability);
   auto finish = [weak = weak_from_this(), gateway = std::weak_ptr(gateway_), ability,
                  id = request.id, key, method = request.method, uri](Result<Json> result) {

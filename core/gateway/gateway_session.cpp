@@ -16,9 +16,7 @@ namespace {
 
 /// Returns `level` when it is one of MCP's eight log levels, else "".
 std::string validLogLevel(const std::string& level) {
-  static const char* const kLevels[] = {"debug", "info",     "notice", "warning",
-                                        "error", "critical", "alert",  "emergency"};
-  return std::ranges::find(kLevels, level) == std::end(kLevels) ? std::string() : level;
+  return logLevelRank(level) < 0 ? std::string() : level;
 }
 
 // How much of a call's arguments an approval question shows before cutting.
@@ -151,6 +149,7 @@ void GatewaySession::end() {
   if (auto carried = std::exchange(carrying_, nullptr)) carried->retryStreamEnded(outbox_);
   if (roundTimer_) roundTimer_->cancel();
   failAsks("the client went away", ErrorCode::kConnect);
+  releaseSubscriptions();
   // A client that went away takes its calls with it: each server is told to stop.
   for (auto& [key, call] : inFlight_) {
     call.cancelled = true;
@@ -158,6 +157,24 @@ void GatewaySession::end() {
   }
   for (auto& [id, pending] : asked_.takeAll()) {
     if (pending.done) pending.done(fail(ErrorCode::kConnect, "the client went away"));
+  }
+}
+
+void GatewaySession::releaseSubscriptions() {
+  std::map<std::string, std::string> followed = std::exchange(subscribed_, {});
+  if (listening_) {
+    for (const auto& uri : listening_->uris) followed.emplace(uri, resourceAbility(uri));
+    listening_.reset();
+  }
+  if (gateway_->stopped) return;
+  for (const auto& [uri, ability] : followed) {
+    const bool shared = std::ranges::any_of(gateway_->sessions, [&uri](const auto& weak) {
+      auto other = weak.lock();
+      return other && other->holds(uri);
+    });
+    if (shared || ability.empty()) continue;
+    gateway_->host->request(ability, "resources/unsubscribe", Json{{"uri", uri}},
+                            std::chrono::milliseconds(0), [](const Result<Json>&) {});
   }
 }
 
@@ -367,7 +384,18 @@ void GatewaySession::onRequest(const mcp::Request& request) {
   requestLogLevel_ = logLevel_;
   if (stateless_) {
     const Json meta = request.params.is_object() ? request.params.value("_meta", Json()) : Json();
-    requestLogLevel_ = validLogLevel(stringAt(meta, mcp::kMetaLogLevel));
+    const auto named = meta.is_object() ? meta.find(mcp::kMetaLogLevel) : meta.end();
+    if (meta.is_object() && named != meta.end()) {
+      requestLogLevel_ = named->is_string() ? validLogLevel(named->get<std::string>()) : "";
+      if (requestLogLevel_.empty()) {
+        return respondError(request.id, rpc::kInvalidParams,
+                            std::string("_meta \"") + mcp::kMetaLogLevel +
+                                "\" must be one of debug, info, notice, warning, error, "
+                                "critical, alert, emergency");
+      }
+    } else {
+      requestLogLevel_.clear();
+    }
   }
   const std::string& method = request.method;
   // 2026-07-28 removed these: a stateless client has no session to set up, keep alive,

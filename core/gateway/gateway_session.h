@@ -75,6 +75,13 @@ class GatewaySession final : public server::Session,
   [[nodiscard]] bool subscribedTo(const std::string& uri) const {
     return subscribed_.contains(uri);
   }
+  /// Returns true while the client follows `uri`: a 2025 client's subscription, or a
+  /// 2026-07-28 client's open listen stream naming it.
+  [[nodiscard]] bool holds(const std::string& uri) const {
+    return !ended_ && (subscribed_.contains(uri) || (listening_ && listening_->uris.contains(uri)));
+  }
+  /// Returns the level a 2025 client chose for the log messages sent outside any call.
+  [[nodiscard]] const std::string& logLevel() const { return logLevel_; }
   /// Returns true when the client holds a subscription served by `ability`, which keeps
   /// that server from being stopped for idleness.
   [[nodiscard]] bool subscribesTo(const std::string& ability) const {
@@ -180,6 +187,9 @@ class GatewaySession final : public server::Session,
   void expireRound();
   /// Answers every open ask with `why` (the client went away, the round expired).
   void failAsks(const std::string& why, ErrorCode code);
+  /// Ends kaja's subscription to each resource this client followed that no other client
+  /// follows, once the client is gone.
+  void releaseSubscriptions();
 
   std::shared_ptr<Gateway::Impl> gateway_;
   std::shared_ptr<server::Outbox> outbox_;

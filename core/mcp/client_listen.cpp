@@ -23,8 +23,11 @@ namespace {
 constexpr std::chrono::milliseconds kFirstListenRetry{500};
 constexpr std::chrono::milliseconds kMaxListenRetry{30000};
 constexpr std::chrono::seconds kHealthyListen{10};
-// More resources than this in one filter are refused, as kaja's own server refuses them.
-constexpr std::size_t kMaxSubscribedUris = 256;
+// More resources than this in one filter are refused (a gateway lets each of its clients
+// follow a share of them).
+constexpr std::size_t kMaxSubscribedUris = 4096;
+// ...and than this many bytes of URIs, since every change sends the whole filter again.
+constexpr std::size_t kMaxSubscribedBytes = 1024UL * 1024;
 constexpr std::size_t kMaxUriBytes = 8192;
 constexpr std::array<std::string_view, 8> kLogLevels = {
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
@@ -169,11 +172,13 @@ std::int64_t Client::subscribe(const std::string& method, const Json& params,
     asio::post(io_, [done = std::move(done)] { done(Json::object()); });
     return id;
   }
-  if (adding && subscribedUris_.size() >= kMaxSubscribedUris) {
+  std::size_t bytes = text.size();
+  for (const auto& held : subscribedUris_) bytes += held.size();
+  if (adding && (subscribedUris_.size() >= kMaxSubscribedUris || bytes > kMaxSubscribedBytes)) {
     postFailure(std::move(done),
-                makeError(ErrorCode::kRefused, "kaja follows at most " +
-                                                   std::to_string(kMaxSubscribedUris) +
-                                                   " resources of " + describe() + " at once."));
+                makeError(ErrorCode::kRefused,
+                          "kaja follows at most " + std::to_string(kMaxSubscribedUris) +
+                              " resources (1 MB of URIs) of " + describe() + " at once."));
     return id;
   }
   if (adding) {

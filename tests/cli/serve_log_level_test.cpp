@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <thread>
 
 #include "tests/cli/serve_test_support.h"
 #include "tests/core/server/http_client.h"
@@ -138,6 +139,61 @@ TEST_F(ServeLogLevelTest, EachClientGetsTheLogMessagesItAskedForAndNoOther) {
   ASSERT_TRUE(refused.is_object()) << bad.body;
   EXPECT_EQ(refused["error"].value("code", 0), -32602) << refused.dump();
   EXPECT_EQ(logsIn(request2025(chatty, "tools/call", call, 5)), 3);
+}
+
+// Found by an outside review: with calls of several clients running on one server at once,
+// every one of them got the others' log messages, whatever level it asked for. A server names
+// no request in a log message, so while calls of several clients run there, kaja gives it to
+// none of them.
+TEST_F(ServeLogLevelTest, ConcurrentCallsOfSeveralClientsDoNotShareLogMessages) {
+  ASSERT_NE(port_, 0) << env_.serveErrors();
+  const std::string errorOnly = open2025();
+  ASSERT_FALSE(errorOnly.empty()) << env_.serveErrors();
+  ASSERT_EQ(request2025(errorOnly, "logging/setLevel", {{"level", "error"}}, 2).status, 200);
+  const json call = {{"name", "ref__test_tool_with_logging"}, {"arguments", json::object()}};
+  int asked = 0;
+  int unasked = 0;
+  int errorLevel = 0;
+  for (int round = 0; round < 5; ++round) {
+    testing::HttpReply x;
+    testing::HttpReply y;
+    testing::HttpReply z;
+    std::thread first([&] { x = call2026("info"); });
+    std::thread second([&] { y = call2026(std::nullopt); });
+    std::thread third([&] { z = request2025(errorOnly, "tools/call", call, 10 + round); });
+    first.join();
+    second.join();
+    third.join();
+    asked += logsIn(x);
+    unasked += logsIn(y);
+    errorLevel += logsIn(z);
+  }
+  EXPECT_EQ(unasked, 0) << "a client that asked for no log messages got some";
+  EXPECT_EQ(errorLevel, 0) << "a client that asked for errors only got info messages";
+  // The client that asked gets at most its own three a round (none while others' calls run).
+  EXPECT_LE(asked, 15);
+}
+
+// A 2026-07-28 request naming a level that is none of the eight is refused, as a 2025 client's
+// logging/setLevel is, rather than losing its log messages without a word.
+TEST_F(ServeLogLevelTest, AnUnknownLevelInARequestIsRefused) {
+  ASSERT_NE(port_, 0) << env_.serveErrors();
+  for (const json& level : {json("bogus"), json("INFO"), json(""), json(5), json::object()}) {
+    json meta = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                 {"io.modelcontextprotocol/clientCapabilities", json::object()},
+                 {"io.modelcontextprotocol/clientInfo", {{"name", "t"}, {"version", "1"}}},
+                 {kLogLevel, level}};
+    const json message = {{"jsonrpc", "2.0"},
+                          {"id", 3},
+                          {"method", "tools/list"},
+                          {"params", {{"_meta", meta}}}};
+    const auto reply = send(message, {{"MCP-Protocol-Version", "2026-07-28"},
+                                      {"Mcp-Method", "tools/list"}});
+    const json body = reply.events.empty() ? json::parse(reply.body, nullptr, false)
+                                           : reply.events.back();
+    ASSERT_TRUE(body.is_object()) << reply.body;
+    EXPECT_EQ(body["error"].value("code", 0), -32602) << level.dump() << " " << body.dump();
+  }
 }
 
 }  // namespace
