@@ -127,6 +127,7 @@ TEST_F(FindCliTest, ShowsRegistryHitsQuotedOnOneLineWithTheirSecrets) {
   // Matched by token: weatherly holds "weather" only as a part; the deleted one is gone.
   EXPECT_EQ(all.out.find("weatherly"), std::string::npos) << all.out;
   EXPECT_EQ(all.out.find("weather-old"), std::string::npos) << all.out;
+  server_->waitForLine("GET /ok/v0/servers?search=weather&", std::chrono::seconds(5));
   EXPECT_EQ(server_->count("GET /ok/v0/servers?search=weather&"), 1);
   EXPECT_EQ(all.err.find("NOT verified"), std::string::npos) << all.err;
 }
@@ -239,6 +240,7 @@ TEST_F(FindCliTest, FallsBackToNpmWithALoudNotVerifiedWarning) {
   ASSERT_NE(injector, nullptr);
   EXPECT_TRUE((*injector)["description"].is_null());
   EXPECT_EQ(server_->count("GET /fail/v0/servers?search=weather&"), 1);
+  server_->waitForLine("GET /ok/-/v1/search?text=weather&size=20 ", std::chrono::seconds(5));
   EXPECT_EQ(server_->count("GET /ok/-/v1/search?text=weather&size=20 "), 1);
 
   auto table = find({"weather", "--registry", at("fail"), "--npm-registry", at("ok")});
@@ -285,6 +287,8 @@ TEST_F(FindCliTest, FollowsARedirectAndHonoursTheLimit) {
   json rows = parseArray(result);
   ASSERT_EQ(rows.size(), 2U) << rows.dump(2);
   EXPECT_EQ(rows[0]["fullName"], "io.github.acme/weather-mcp");
+  // The server notes a request on its stdout, which may reach the test after kaja is done.
+  EXPECT_TRUE(server_->waitForLine("GET /ok/v0/servers", std::chrono::seconds(5)));
   EXPECT_EQ(server_->count("GET /moved/v0/servers"), 1);
   EXPECT_EQ(server_->count("GET /ok/v0/servers"), 1);
 }
