@@ -288,6 +288,8 @@ Gateway::Gateway(boost::asio::io_context& io, GatewayOptions options)
     : impl_(std::make_shared<Impl>(io, std::move(options))) {}
 
 Gateway::~Gateway() {
+  // Nothing is started or sent any more, not even the unsubscribes of the sessions ended below.
+  impl_->stopped = true;
   impl_->suspendedBytes = 0;
   for (auto& [token, session] : std::exchange(impl_->suspended, {})) session->abandonRound();
   // Sessions a front still holds must not reach a gateway that is gone.
