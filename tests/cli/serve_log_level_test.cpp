@@ -17,18 +17,22 @@ namespace kaja::cli {
 namespace {
 
 using nlohmann::json;
+using testing::eventually;
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
 const std::string kReference =
     std::string(kaja::test::sourceDir()) + "/tests/servers/conformance_server.mjs";
 const char* const kLogLevel = "io.modelcontextprotocol/logLevel";
 
-class ServeLogLevelTest : public ::testing::Test {
+/// `kaja serve --http` in front of the reference server, as ability "ref", with helpers to
+/// speak to it as 2026-07-28 and 2025-11-25 clients.
+class ServeHttpTest : public ::testing::Test {
  protected:
-  ServeLogLevelTest() {
-    env_.root.write("market/abilities/ref/mcp.toml", "command = \"node\"\nargs = [\"" +
-                                                          kReference +
-                                                          "\", \"stdio\"]\napproval = \"never\"\n");
+  /// Starts the gateway; `legacyOnly` makes the server speak 2025-11-25 alone.
+  void start(bool legacyOnly) {
+    env_.root.write("market/abilities/ref/mcp.toml",
+                    "command = \"node\"\nargs = [\"" + kReference + "\", \"stdio\"" +
+                        (legacyOnly ? ", \"--legacy-only\"" : "") + "]\napproval = \"never\"\n");
     env_.root.write("market/personas/logs.toml", "abilities = [\"ref\"]\n");
     kaja_ = env_.serve({"--persona", "logs", "--http", "127.0.0.1:0"});
     port_ = env_.httpPort("logs");
@@ -101,6 +105,11 @@ class ServeLogLevelTest : public ::testing::Test {
   testing::ServeFixture env_;
   std::unique_ptr<testing::ServeProcess> kaja_;
   int port_ = 0;
+};
+
+class ServeLogLevelTest : public ServeHttpTest {
+ protected:
+  void SetUp() override { start(false); }
 };
 
 TEST_F(ServeLogLevelTest, EachClientGetsTheLogMessagesItAskedForAndNoOther) {
@@ -194,6 +203,57 @@ TEST_F(ServeLogLevelTest, AnUnknownLevelInARequestIsRefused) {
     ASSERT_TRUE(body.is_object()) << reply.body;
     EXPECT_EQ(body["error"].value("code", 0), -32602) << level.dump() << " " << body.dump();
   }
+}
+
+// Found by an outside review: a client that went away (here: its session deleted) kept
+// kaja's subscriptions to what it followed, which then counted against every other client.
+// Once it is gone, kaja unsubscribes from what no other client follows.
+class ServeSubscriptionTest : public ServeHttpTest {
+ protected:
+  void SetUp() override { start(true); }
+
+  /// What the server says it is subscribed to, asked through `session`.
+  std::string followed(const std::string& session, int id) {
+    const json call = {{"name", "ref__test_subscriptions"}, {"arguments", json::object()}};
+    const auto reply = request2025(session, "tools/call", call, id);
+    const json body =
+        reply.events.empty() ? json::parse(reply.body, nullptr, false) : reply.events.back();
+    if (!body.is_object() || !body.contains("result")) return "no answer: " + reply.body;
+    return body["result"]["content"][0].value("text", "");
+  }
+};
+
+TEST_F(ServeSubscriptionTest, ASessionThatEndsReleasesWhatOnlyItFollowed) {
+  ASSERT_NE(port_, 0) << env_.serveErrors();
+  const std::string leaving = open2025();
+  const std::string staying = open2025();
+  ASSERT_FALSE(leaving.empty() || staying.empty()) << env_.serveErrors();
+  // The resources are listed first, so that kaja knows which ability serves them.
+  ASSERT_EQ(request2025(leaving, "resources/list", json::object(), 2).status, 200);
+  ASSERT_EQ(request2025(leaving, "resources/subscribe", {{"uri", "test://static-text"}}, 3).status,
+            200);
+  ASSERT_EQ(
+      request2025(leaving, "resources/subscribe", {{"uri", "test://static-binary"}}, 4).status,
+      200);
+  ASSERT_EQ(
+      request2025(staying, "resources/subscribe", {{"uri", "test://static-binary"}}, 2).status,
+      200);
+  EXPECT_EQ(followed(staying, 3), R"(["test://static-binary","test://static-text"])");
+
+  testing::RawHttp http(port_);
+  ASSERT_TRUE(http.connected());
+  http.write(testing::httpRequest("DELETE", "", headers2025(leaving)));
+  const auto deleted = http.readResponse(10);
+  EXPECT_LT(deleted.status, 300) << deleted.status << " " << deleted.body;
+  // What the other session follows stays; what only the deleted one followed goes.
+  std::string now;
+  EXPECT_TRUE(eventually(
+      [&] {
+        now = followed(staying, 4);
+        return now == R"(["test://static-binary"])";
+      },
+      10))
+      << now;
 }
 
 }  // namespace

@@ -158,6 +158,12 @@ function registerContentTools(server) {
 }
 
 function registerNotifyingTools(server, era) {
+  // What 2025-11-25 clients of this process subscribed to (resources/subscribe), sorted.
+  server.registerTool(
+    'test_subscriptions',
+    { description: 'Lists the resources subscribed to', inputSchema: z.object({}) },
+    async () => text(JSON.stringify([...subscriptions].sort())),
+  );
   // Tells of a change to a resource, as a server whose data moved would: at 2025-11-25 to a
   // client that subscribed to it, at 2026-07-28 to listen streams whose filter names it.
   server.registerTool(
