@@ -142,9 +142,8 @@ void GatewaySession::runCall(const Json& id, const std::string& name, Json argum
   gateway_->running.emplace(route->ability, RunningCall{weak_from_this(), id, requestLogLevel_});
   gateway_->use(route->ability);
   auto send = [weak = weak_from_this(), ability = route->ability, id, key, progressToken, name,
-               logLevel = requestLogLevel_](
-                  const std::string& tool, const Json& values,
-                  std::function<void(Result<mcp::ToolResult>)> sent) {
+               logLevel = requestLogLevel_](const std::string& tool, const Json& values,
+                                            std::function<void(Result<mcp::ToolResult>)> sent) {
     auto self = weak.lock();
     if (!self || self->ended_) {
       sent(fail(ErrorCode::kRefused, "the client went away before the call was sent"));
@@ -164,31 +163,31 @@ void GatewaySession::runCall(const Json& id, const std::string& name, Json argum
       return;
     }
     // A lazy server starts here, on its first call, once the call is allowed.
-    self->gateway_->whenRunning(ability, [weak, ability, id, key, progressToken, tool, values,
-                                          logLevel,
-                                          sent = std::move(sent)](Result<void> ready) mutable {
-      auto self = weak.lock();
-      if (!ready || !self || self->ended_) {
-        sent(ready ? fail(ErrorCode::kRefused, "the client went away before the call was sent")
-                   : std::unexpected(ready.error()));
-        return;
-      }
-      auto it = self->inFlight_.find(key);
-      if (it != self->inFlight_.end() && it->second.cancelled) {
-        sent(fail(ErrorCode::kRefused, "the client cancelled the call before it was sent"));
-        return;
-      }
-      HostCallOptions options;
-      // A server that reports progress is still working: its call is not timed out
-      // meanwhile, whether or not the client asked to see the progress.
-      options.resetTimeoutOnProgress = true;
-      options.onProgress = progressRelay(weak, id, progressToken);
-      options.capabilities = self->capabilitiesFor(ability);
-      options.logLevel = logLevel;
-      HostCall call = self->gateway_->host->callTool(ability, tool, values, std::move(options),
-                                                     std::move(sent));
-      if (it != self->inFlight_.end()) it->second.call = call;
-    });
+    self->gateway_->whenRunning(
+        ability, [weak, ability, id, key, progressToken, tool, values, logLevel,
+                  sent = std::move(sent)](Result<void> ready) mutable {
+          auto self = weak.lock();
+          if (!ready || !self || self->ended_) {
+            sent(ready ? fail(ErrorCode::kRefused, "the client went away before the call was sent")
+                       : std::unexpected(ready.error()));
+            return;
+          }
+          auto it = self->inFlight_.find(key);
+          if (it != self->inFlight_.end() && it->second.cancelled) {
+            sent(fail(ErrorCode::kRefused, "the client cancelled the call before it was sent"));
+            return;
+          }
+          HostCallOptions options;
+          // A server that reports progress is still working: its call is not timed out
+          // meanwhile, whether or not the client asked to see the progress.
+          options.resetTimeoutOnProgress = true;
+          options.onProgress = progressRelay(weak, id, progressToken);
+          options.capabilities = self->capabilitiesFor(ability);
+          options.logLevel = logLevel;
+          HostCall call = self->gateway_->host->callTool(ability, tool, values, std::move(options),
+                                                         std::move(sent));
+          if (it != self->inFlight_.end()) it->second.call = call;
+        });
   };
   approver_.relatedTo = id;
   gateway_->catalog->call(route->ability, route->tool, std::move(arguments), approvals_,

@@ -259,14 +259,14 @@ class Client : public std::enable_shared_from_this<Client> {
   boost::asio::steady_timer refreshTimer_;  ///< a re-listing held back by kMinToolRefreshGap
   bool refreshTimerArmed_ = false;
   Clock::time_point lastRefresh_;
-  bool listening_ = false;                 ///< a subscriptions/listen stream is open (2026-07-28)
-  std::int64_t listenId_ = 0;              ///< its request id
-  std::uint64_t listenGeneration_ = 0;     ///< bumped when kaja itself ends a listen stream
-  std::set<std::string> subscribedUris_;   ///< the listen filter's resourceSubscriptions
+  bool listening_ = false;                ///< a subscriptions/listen stream is open (2026-07-28)
+  std::int64_t listenId_ = 0;             ///< its request id
+  std::uint64_t listenGeneration_ = 0;    ///< bumped when kaja itself ends a listen stream
+  std::set<std::string> subscribedUris_;  ///< the listen filter's resourceSubscriptions
   /// subscribe/unsubscribe requests waiting for the new stream's acknowledgement.
   std::vector<ResultCallback> listenWaiters_;
   boost::asio::steady_timer listenAckTimer_;
-  std::string logLevel_;  ///< from logging/setLevel; sent in each request's _meta
+  std::string logLevel_;                   ///< from logging/setLevel; sent in each request's _meta
   boost::asio::steady_timer listenTimer_;  ///< the wait before a closed listen stream reopens
   int listenDrops_ = 0;                    ///< listen streams closed in a row, for the backoff
   Clock::time_point listenOpened_;

@@ -29,8 +29,8 @@ constexpr std::size_t kMaxSubscribedUris = 4096;
 // ...and than this many bytes of URIs, since every change sends the whole filter again.
 constexpr std::size_t kMaxSubscribedBytes = 1024UL * 1024;
 constexpr std::size_t kMaxUriBytes = 8192;
-constexpr std::array<std::string_view, 8> kLogLevels = {
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
+constexpr std::array<std::string_view, 8> kLogLevels = {"debug", "info",     "notice", "warning",
+                                                        "error", "critical", "alert",  "emergency"};
 
 bool declares(const Json& capabilities, const char* kind, const char* flag) {
   const auto it = capabilities.find(kind);
@@ -67,15 +67,15 @@ void Client::listen() {
   listening_ = true;
   listenOpened_ = Clock::now();
   const std::uint64_t generation = listenGeneration_;
-  listenId_ = startRequest(
-      "subscriptions/listen", "subscriptions/listen",
-      withMeta(Json{{"notifications", std::move(filter)}}), std::chrono::milliseconds(-1),
-      [weak = weak_from_this(), generation](Result<Json> result) {
-        auto self = weak.lock();
-        if (!self || generation != self->listenGeneration_) return;
-        self->onListenEnded(std::move(result));
-      },
-      {});
+  listenId_ = startRequest("subscriptions/listen", "subscriptions/listen",
+                           withMeta(Json{{"notifications", std::move(filter)}}),
+                           std::chrono::milliseconds(-1),
+                           [weak = weak_from_this(), generation](Result<Json> result) {
+                             auto self = weak.lock();
+                             if (!self || generation != self->listenGeneration_) return;
+                             self->onListenEnded(std::move(result));
+                           },
+                           {});
   if (!listenWaiters_.empty()) {
     listenAckTimer_.expires_after(options_.requestTimeout);
     listenAckTimer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
@@ -92,11 +92,11 @@ void Client::onListenEnded(Result<Json> result) {
   listening_ = false;
   listenId_ = 0;
   if (!listenWaiters_.empty()) {
-    settleListenWaiters(result ? Result<Json>(std::unexpected(makeError(
-                                     ErrorCode::kProtocol,
-                                     describe() + " ended the listen stream before "
-                                                  "acknowledging the subscriptions.")))
-                               : Result<Json>(std::unexpected(result.error())));
+    settleListenWaiters(
+        result ? Result<Json>(std::unexpected(makeError(
+                     ErrorCode::kProtocol, describe() + " ended the listen stream before "
+                                                        "acknowledging the subscriptions.")))
+               : Result<Json>(std::unexpected(result.error())));
   }
   // A result, or a JSON-RPC error, is the server ending the subscription on purpose; a
   // stream that broke (a restart, a network blip) is opened again.
@@ -146,8 +146,7 @@ void Client::settleListenWaiters(const Result<Json>& result) {
   }
 }
 
-std::int64_t Client::subscribe(const std::string& method, const Json& params,
-                               ResultCallback done) {
+std::int64_t Client::subscribe(const std::string& method, const Json& params, ResultCallback done) {
   const std::int64_t id = pending_.nextId();
   const auto uri = params.is_object() ? params.find("uri") : params.end();
   if (!params.is_object() || uri == params.end() || !uri->is_string() ||
@@ -160,8 +159,9 @@ std::int64_t Client::subscribe(const std::string& method, const Json& params,
     return id;
   }
   if (!declares(serverInfo_.capabilities, "resources", "subscribe")) {
-    Error error = makeError(ErrorCode::kProtocol, describe() + " does not offer resource "
-                                                               "subscriptions.");
+    Error error = makeError(ErrorCode::kProtocol, describe() +
+                                                      " does not offer resource "
+                                                      "subscriptions.");
     error.rpcCode = -32601;
     postFailure(std::move(done), std::move(error));
     return id;

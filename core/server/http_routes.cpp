@@ -4,9 +4,9 @@
 #include <boost/beast/http/read.hpp>
 #include <cctype>
 
+#include "core/mcp/json_rpc_envelope.h"
 #include "core/server/http_checks.h"
 #include "core/server/http_front_impl.h"
-#include "core/mcp/json_rpc_envelope.h"
 #include "core/server/wire.h"
 
 namespace kaja::core::server {
@@ -226,11 +226,10 @@ void HttpFront::Impl::handlePost(const std::shared_ptr<HttpConnection>& connecti
   auto parsed = mcp::parseMessages(body);
   if (!parsed) {
     const std::int64_t code = wire::parseErrorCode(parsed.error());
-    connection->respond(http::status::bad_request,
-                        errorBody(code, parsed.error().message, Json(),
-                                  code == mcp::rpc_error::kParseError
-                                      ? Json()
-                                      : mcp::refusedRequestId(body)));
+    connection->respond(
+        http::status::bad_request,
+        errorBody(code, parsed.error().message, Json(),
+                  code == mcp::rpc_error::kParseError ? Json() : mcp::refusedRequestId(body)));
     return;
   }
   std::vector<mcp::Message> messages = std::move(*parsed);

@@ -65,14 +65,13 @@ class ServeHttpTest : public ::testing::Test {
 
   /// A 2025-11-25 session: initialize and initialized; returns its Mcp-Session-Id.
   std::string open2025() {
-    const json initialize = {
-        {"jsonrpc", "2.0"},
-        {"id", 1},
-        {"method", "initialize"},
-        {"params",
-         {{"protocolVersion", "2025-11-25"},
-          {"capabilities", json::object()},
-          {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}};
+    const json initialize = {{"jsonrpc", "2.0"},
+                             {"id", 1},
+                             {"method", "initialize"},
+                             {"params",
+                              {{"protocolVersion", "2025-11-25"},
+                               {"capabilities", json::object()},
+                               {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}};
     const std::string session = send(initialize, {}).header("mcp-session-id");
     if (!session.empty()) {
       send({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}, headers2025(session));
@@ -192,14 +191,12 @@ TEST_F(ServeLogLevelTest, AnUnknownLevelInARequestIsRefused) {
                  {"io.modelcontextprotocol/clientCapabilities", json::object()},
                  {"io.modelcontextprotocol/clientInfo", {{"name", "t"}, {"version", "1"}}},
                  {kLogLevel, level}};
-    const json message = {{"jsonrpc", "2.0"},
-                          {"id", 3},
-                          {"method", "tools/list"},
-                          {"params", {{"_meta", meta}}}};
-    const auto reply = send(message, {{"MCP-Protocol-Version", "2026-07-28"},
-                                      {"Mcp-Method", "tools/list"}});
-    const json body = reply.events.empty() ? json::parse(reply.body, nullptr, false)
-                                           : reply.events.back();
+    const json message = {
+        {"jsonrpc", "2.0"}, {"id", 3}, {"method", "tools/list"}, {"params", {{"_meta", meta}}}};
+    const auto reply =
+        send(message, {{"MCP-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "tools/list"}});
+    const json body =
+        reply.events.empty() ? json::parse(reply.body, nullptr, false) : reply.events.back();
     ASSERT_TRUE(body.is_object()) << reply.body;
     EXPECT_EQ(body["error"].value("code", 0), -32602) << level.dump() << " " << body.dump();
   }

@@ -1,7 +1,8 @@
 // JSON-RPC message parsing: parseMessages() never throws, keeps a reply's shape (exactly one
 // of result and error, or unreadable), and what kaja sends on is one line of well-formed
 // UTF-8 JSON, the same text as toJson().dump(), which reads back to the same message. The id a
-// refusal answers (refusedRequestId) is a valid id or null, never another than that of a request that parses.
+// refusal answers (refusedRequestId) is a valid id or null, never another than that of a request
+// that parses.
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -225,9 +225,12 @@ INSTANTIATE_TEST_SUITE_P(BothEras, ListenTranslationTest,
                          ::testing::Values(Way::k2025Stdio, Way::k2026Stdio, Way::k2026Http),
                          [](const auto& info) {
                            switch (info.param) {
-                             case Way::k2025Stdio: return "At2025";
-                             case Way::k2026Stdio: return "At2026";
-                             case Way::k2026Http: return "At2026OverHttp";
+                             case Way::k2025Stdio:
+                               return "At2025";
+                             case Way::k2026Stdio:
+                               return "At2026";
+                             case Way::k2026Http:
+                               return "At2026OverHttp";
                            }
                            return "";
                          });

@@ -142,8 +142,8 @@ TEST(HttpFrontTest, AMalformedBodyGetsAParseErrorAndTheServerGoesOn) {
   EXPECT_EQ(error["error"]["code"], -32700);
   EXPECT_TRUE(error["id"].is_null());
   // A request that is JSON but not valid JSON-RPC is refused under its own id.
-  const auto refused = h.post(R"({"id":"r-9","method":"ping"})",
-                              with(bothAccepted(), {{"Mcp-Session-Id", id}}));
+  const auto refused =
+      h.post(R"({"id":"r-9","method":"ping"})", with(bothAccepted(), {{"Mcp-Session-Id", id}}));
   EXPECT_EQ(refused.status, 400);
   const Json named = Json::parse(refused.body);
   EXPECT_EQ(named["error"]["code"], -32600);
