@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <array>
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
@@ -36,7 +36,13 @@ Result<int> duplicate(int fd, const char* name) {
 
 struct StdioFront::Impl : std::enable_shared_from_this<Impl> {
   Impl(asio::io_context& io, int in, int out, SessionFactory factory, StdioFrontOptions options)
-      : io(io), options(options), factory(std::move(factory)), input(io, in), output(io, out) {}
+      : io(io),
+        options(options),
+        factory(std::move(factory)),
+        input(io, in),
+        output(io, out),
+        bufferSize(std::max<std::size_t>(options.readBufferBytes, 1)),
+        buffer(std::make_unique_for_overwrite<char[]>(bufferSize)) {}
 
   void start(std::function<void()> done);
   void readMore();
@@ -58,7 +64,8 @@ struct StdioFront::Impl : std::enable_shared_from_this<Impl> {
   std::shared_ptr<Session> session;
   std::function<void()> onDone;
 
-  std::array<char, 64UL * 1024> buffer{};
+  std::size_t bufferSize;
+  std::unique_ptr<char[]> buffer;  // not cleared: only what a read wrote is looked at
   std::string partial;
   bool discarding = false;  // inside a line that was refused for its size
   bool reading = false;
@@ -103,7 +110,7 @@ void StdioFront::Impl::readMore() {
   if (queue.size() + inFlight.size() > options.maxQueuedBytes) return;
   reading = true;
   input.async_read_some(
-      asio::buffer(buffer),
+      asio::buffer(buffer.get(), bufferSize),
       [self = shared_from_this()](const boost::system::error_code& ec, std::size_t bytes) {
         self->reading = false;
         if (self->ended || self->inputDone) return;
@@ -116,7 +123,7 @@ void StdioFront::Impl::readMore() {
 }
 
 void StdioFront::Impl::onRead(std::size_t bytes) {
-  std::string_view chunk(buffer.data(), bytes);
+  std::string_view chunk(buffer.get(), bytes);
   while (!chunk.empty() && !ended) {
     const auto newline = chunk.find('\n');
     const std::size_t take = newline == std::string_view::npos ? chunk.size() : newline;
@@ -139,7 +146,7 @@ void StdioFront::Impl::onRead(std::size_t bytes) {
     if (newline == std::string_view::npos) {
       // A long line gets one allocation of the limit, touched only as far as the line goes:
       // growing by doubling would hold two copies at once and leave holes the allocator keeps.
-      if (partial.size() + chunk.size() > buffer.size() &&
+      if (partial.size() + chunk.size() > bufferSize &&
           partial.capacity() < options.maxMessageBytes) {
         partial.reserve(options.maxMessageBytes);
       }

@@ -21,6 +21,8 @@ struct StdioFrontOptions {
   /// Replies waiting for the client past this stop the reading of its requests until it
   /// has read them.
   std::size_t maxQueuedBytes = 16UL * 1024 * 1024;
+  /// At most this much is read from the input at a time (at least 1).
+  std::size_t readBufferBytes = 64UL * 1024;
 };
 
 /// kaja's server side on a pair of fds (stdin and stdout): newline-delimited JSON-RPC, one

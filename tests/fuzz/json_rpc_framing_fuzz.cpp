@@ -1,7 +1,8 @@
 // Newline-delimited JSON-RPC framing, through kaja's real stdio front on a pipe: the bytes,
 // written in the chunks the fuzzer picks, reach the session as exactly the messages that
 // parsing each whole line gives (a last line without its newline at the end of input
-// included), never half a line, and a line over the limit is skipped whole.
+// included), never half a line, and a line over the limit is skipped whole, whatever the
+// size of the front's reads.
 #include <fcntl.h>
 #include <fuzzer/FuzzedDataProvider.h>
 #include <unistd.h>
@@ -52,7 +53,8 @@ std::vector<std::string> expectedMessages(std::string_view stream) {
   return out;
 }
 
-std::vector<std::string> deliver(std::string_view stream, const std::vector<std::size_t>& cuts) {
+std::vector<std::string> deliver(std::string_view stream, const std::vector<std::size_t>& cuts,
+                                 std::size_t readSize) {
   std::vector<std::string> seen;
   int pipeFds[2];
   KAJA_FUZZ_CHECK(::pipe2(pipeFds, O_CLOEXEC) == 0, "a pipe");
@@ -61,6 +63,7 @@ std::vector<std::string> deliver(std::string_view stream, const std::vector<std:
   boost::asio::io_context io;
   server::StdioFrontOptions options;
   options.maxMessageBytes = kMaxMessage;
+  options.readBufferBytes = readSize;
   auto front = server::StdioFront::create(
       io, pipeFds[0], sink,
       [&seen](std::shared_ptr<server::Outbox>) { return std::make_shared<Recorder>(seen); },
@@ -74,8 +77,8 @@ std::vector<std::string> deliver(std::string_view stream, const std::vector<std:
   for (std::size_t i = 0; at < stream.size(); ++i) {
     std::size_t size = i < cuts.size() ? cuts[i] : stream.size() - at;
     size = std::min(size, stream.size() - at);
-    // The front reads whatever is in the pipe: run it dry after each chunk so each read is
-    // exactly one chunk.
+    // The front reads what is in the pipe, up to its buffer's size: run it dry after each
+    // chunk so no read spans two chunks.
     KAJA_FUZZ_CHECK(::write(pipeFds[1], stream.data() + at, size) == static_cast<ssize_t>(size),
                     "a chunk fits the pipe");
     at += size;
@@ -93,13 +96,15 @@ std::vector<std::string> deliver(std::string_view stream, const std::vector<std:
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t size) {
   FuzzedDataProvider input(bytes, size);
   std::vector<std::size_t> cuts;
+  // Up to the longest input: a read can end inside a chunk, or take all of one.
+  const auto readSize = input.ConsumeIntegralInRange<std::size_t>(1, 2048);
   const auto count = input.ConsumeIntegralInRange<std::size_t>(0, 6);
   for (std::size_t i = 0; i < count; ++i) {
     cuts.push_back(input.ConsumeIntegralInRange<std::size_t>(1, 300));
   }
   const std::string stream = input.ConsumeRemainingBytesAsString();
   const std::vector<std::string> expected = expectedMessages(stream);
-  const std::vector<std::string> split = deliver(stream, cuts);
+  const std::vector<std::string> split = deliver(stream, cuts, readSize);
   KAJA_FUZZ_CHECK(split.size() == expected.size(), "as many messages as whole lines hold");
   for (std::size_t i = 0; i < expected.size(); ++i) {
     KAJA_FUZZ_CHECK(split[i] == expected[i], "the same messages, whatever the split");

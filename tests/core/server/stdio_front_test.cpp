@@ -142,6 +142,26 @@ TEST(StdioFrontTest, AnOversizedLineIsRefusedAndSkippedToItsNewline) {
   EXPECT_EQ(h.lines[2]["id"], 2);
 }
 
+TEST(StdioFrontTest, ReadsSmallerThanALineGiveTheSameMessages) {
+  // With a 7-byte read buffer every line, its CR LF and an oversized line's end arrive in
+  // pieces: the session still gets whole messages only, and the refused line is skipped.
+  StdioFrontOptions options;
+  options.maxMessageBytes = 64;
+  options.readBufferBytes = 7;
+  StdioHarness h(options);
+  h.write(R"({"jsonrpc":"2.0","id":1,"method":"ping"})"
+          "\r\n" +
+          std::string(100, 'x') + "\n" +
+          R"({"jsonrpc":"2.0","id":2,"method":"ping"})"
+          "\n");
+  ASSERT_TRUE(h.waitLines(3));
+  EXPECT_EQ(h.lines[0]["id"], 1);
+  EXPECT_TRUE(h.lines[0].contains("result"));
+  EXPECT_EQ(h.lines[1]["error"]["code"], -32600);
+  EXPECT_EQ(h.lines[2]["id"], 2);
+  EXPECT_TRUE(h.lines[2].contains("result"));
+}
+
 TEST(StdioFrontTest, ServerRequestsGoOutAndTheirAnswersComeBack) {
   StdioHarness h;
   h.write(R"({"jsonrpc":"2.0","id":5,"method":"test/elicit"})"
