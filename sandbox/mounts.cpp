@@ -71,6 +71,8 @@ class MountBuilder {
     args_.insert(args_.end(), {writable ? "--bind" : "--ro-bind", source, dest});
     binds_.push_back({source, dest, writable});
     shown_.push_back(dest);
+    // Home and tmp are the server's own folders, not the host's folders of those names.
+    if (!writable) hostViews_.push_back(dest);
   }
 
   /// Shows `path` at the same path: a link stays a link (its target must be shown on its
@@ -82,20 +84,24 @@ class MountBuilder {
       if (ec) return;
       args_.insert(args_.end(), {"--symlink", target.string(), path});
       shown_.push_back(path);
+      hostViews_.push_back(path);
       return;
     }
     if (const auto source = canonicalPath(path)) bind(*source, path, false);
   }
 
-  /// Shows the file `path` read-only at the same path unless something already shows it.
+  /// Shows the file `path` read-only at the same path unless the host's folder around it is
+  /// shown already (the server's private home and tmp do not count: a program in the host's
+  /// /tmp is not in the server's).
   void showProgram(const std::string& path) {
-    if (path.empty() || shows(path)) return;
+    if (path.empty() || showsHostPath(path)) return;
     if (const auto source = canonicalPath(path)) bind(*source, path, false);
   }
 
-  [[nodiscard]] bool shows(const std::string& insidePath) const {
-    return std::ranges::any_of(
-        shown_, [&](const std::string& dest) { return isUnder(insidePath, dest) && dest != "/"; });
+  [[nodiscard]] bool showsHostPath(const std::string& insidePath) const {
+    return std::ranges::any_of(hostViews_, [&](const std::string& dest) {
+      return isUnder(insidePath, dest) && dest != "/";
+    });
   }
 
   /// Notes every inside path where the host path `hidden` (canonical) can be seen.
@@ -150,6 +156,7 @@ class MountBuilder {
   std::vector<std::string> args_;
   std::vector<Bind> binds_;
   std::vector<std::string> shown_;
+  std::vector<std::string> hostViews_;  // the inside paths that show the host's own files
   std::vector<Cover> covers_;
   std::vector<std::string> covered_;  // folders covered by a tmpfs, remounted read-only
 };

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "tests/sandbox/sandbox_support.h"
@@ -98,6 +100,32 @@ TEST(MountsTest, RefusesALinkTheServerLeftWhereAMountPointGoes) {
   EXPECT_THAT(plan.error().message, HasSubstr(planted));
   fs::remove(planted);
   EXPECT_TRUE(confine(shell("true"), where));
+}
+
+TEST(MountsTest, AProgramInTheHostsTmpIsShownBesideTheServersOwnTmp) {
+  SandboxTree tree;
+  KAJA_REQUIRE_BWRAP(tree);
+  // The server's /tmp is its own folder, so the host's /tmp being "shown at /tmp" must not
+  // count as showing a program that lives there (kaja itself, built under /tmp, was not
+  // found inside the sandbox).
+  std::string made = "/tmp/kaja-program-XXXXXX";
+  ASSERT_NE(::mkdtemp(made.data()), nullptr);
+  const std::string program = made + "/hello";
+  {
+    std::FILE* file = std::fopen(program.c_str(), "w");
+    ASSERT_NE(file, nullptr);
+    std::fputs("#!/bin/sh\necho hello-from-the-hosts-tmp\n", file);
+    std::fclose(file);
+  }
+  fs::permissions(program, fs::perms::owner_all);
+  auto where = tree.confinementOf("alice");
+  core::LaunchPlan plan;
+  plan.argv = {program};
+  auto confined = confine(plan, where);
+  ASSERT_TRUE(confined) << confined.error().message;
+  const auto ran = testing::run(*confined);
+  fs::remove_all(made);
+  EXPECT_THAT(ran.out, HasSubstr("hello-from-the-hosts-tmp"));
 }
 
 TEST(MountsTest, HidesAPathInsideTheHome) {
