@@ -135,7 +135,12 @@ void GatewaySession::forward(const mcp::Request& request) {
       auto other = weak.lock();
       return other && other.get() != this && other->holds(uri);
     });
-    if (shared && subscribed_.erase(uri) > 0) return respond(request.id, Json::object());
+    // A client that does not follow it (it never did, or another still does) changes
+    // nothing at the server.
+    if (shared || !subscribed_.contains(uri)) {
+      subscribed_.erase(uri);
+      return respond(request.id, Json::object());
+    }
   }
   // One client cannot take up the subscriptions kaja holds for all of them.
   if (request.method == "resources/subscribe" && subscribed_.size() >= kMaxSubscriptionsPerClient &&

@@ -253,5 +253,24 @@ TEST_F(ServeSubscriptionTest, ASessionThatEndsReleasesWhatOnlyItFollowed) {
       << now;
 }
 
+// Found by a review: an unsubscribe from a client that never followed the resource was
+// passed on to the server, ending the updates of the client that did.
+TEST_F(ServeSubscriptionTest, AnUnsubscribeFromAClientThatNeverFollowedChangesNothing) {
+  ASSERT_NE(port_, 0) << env_.serveErrors();
+  const std::string follower = open2025();
+  const std::string stranger = open2025();
+  ASSERT_FALSE(follower.empty() || stranger.empty()) << env_.serveErrors();
+  ASSERT_EQ(request2025(follower, "resources/list", json::object(), 2).status, 200);
+  ASSERT_EQ(request2025(follower, "resources/subscribe", {{"uri", "test://static-text"}}, 3).status,
+            200);
+  const auto reply =
+      request2025(stranger, "resources/unsubscribe", {{"uri", "test://static-text"}}, 2);
+  const json body =
+      reply.events.empty() ? json::parse(reply.body, nullptr, false) : reply.events.back();
+  ASSERT_TRUE(body.is_object()) << reply.body;
+  EXPECT_TRUE(body.contains("result")) << body.dump();
+  EXPECT_EQ(followed(follower, 4), R"(["test://static-text"])");
+}
+
 }  // namespace
 }  // namespace kaja::cli
