@@ -89,6 +89,12 @@ class ServeHttpTest : public ::testing::Test {
                 headers2025(session));
   }
 
+  /// The answer a reply carried: its JSON body, or its last event when it came as a stream
+  /// (a discarded value when neither reads as JSON).
+  static json answerOf(const testing::HttpReply& reply) {
+    return reply.events.empty() ? json::parse(reply.body, nullptr, false) : reply.events.back();
+  }
+
   /// The log messages a reply carried, and whether the call itself succeeded.
   static int logsIn(const testing::HttpReply& reply, bool* answered = nullptr) {
     int logs = 0;
@@ -195,8 +201,7 @@ TEST_F(ServeLogLevelTest, AnUnknownLevelInARequestIsRefused) {
         {"jsonrpc", "2.0"}, {"id", 3}, {"method", "tools/list"}, {"params", {{"_meta", meta}}}};
     const auto reply =
         send(message, {{"MCP-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "tools/list"}});
-    const json body =
-        reply.events.empty() ? json::parse(reply.body, nullptr, false) : reply.events.back();
+    const json body = answerOf(reply);
     ASSERT_TRUE(body.is_object()) << reply.body;
     EXPECT_EQ(body["error"].value("code", 0), -32602) << level.dump() << " " << body.dump();
   }
@@ -213,8 +218,7 @@ class ServeSubscriptionTest : public ServeHttpTest {
   std::string followed(const std::string& session, int id) {
     const json call = {{"name", "ref__test_subscriptions"}, {"arguments", json::object()}};
     const auto reply = request2025(session, "tools/call", call, id);
-    const json body =
-        reply.events.empty() ? json::parse(reply.body, nullptr, false) : reply.events.back();
+    const json body = answerOf(reply);
     if (!body.is_object() || !body.contains("result")) return "no answer: " + reply.body;
     return body["result"]["content"][0].value("text", "");
   }
@@ -265,8 +269,7 @@ TEST_F(ServeSubscriptionTest, AnUnsubscribeFromAClientThatNeverFollowedChangesNo
             200);
   const auto reply =
       request2025(stranger, "resources/unsubscribe", {{"uri", "test://static-text"}}, 2);
-  const json body =
-      reply.events.empty() ? json::parse(reply.body, nullptr, false) : reply.events.back();
+  const json body = answerOf(reply);
   ASSERT_TRUE(body.is_object()) << reply.body;
   EXPECT_TRUE(body.contains("result")) << body.dump();
   EXPECT_EQ(followed(follower, 4), R"(["test://static-text"])");
