@@ -549,6 +549,8 @@ void Client::onTransportClosed(const Error& error) {
     }
     request.done(std::unexpected(std::move(failure)));
   }
+  // A change of the listen filter that had not gone out yet.
+  failListenWaiters(error);
   if (closedHandler_) closedHandler_(error);
   for (auto& waiter : std::exchange(closeWaiters_, {})) waiter();
 }

@@ -222,10 +222,17 @@ class Client : public std::enable_shared_from_this<Client> {
   void listen();
   /// Closes the open listen stream (the server is told) and opens one with today's filter.
   void relisten();
+  /// relisten() once the handler running now returns, so that the subscribes one request
+  /// makes reopen the stream once.
+  void relistenSoon();
+  /// Fails the subscribes waiting for an acknowledgement and goes back to the filter the
+  /// server last acknowledged.
+  void failListenWaiters(const Error& error);
   void stopListening();
   [[nodiscard]] Json listenFilter() const;
   void onListenEnded(Result<Json> result);
-  void onListenAcknowledged(const Json& params);
+  /// The open stream's acknowledgement came (onNotification checked its subscription id).
+  void onListenAcknowledged();
   void settleListenWaiters(const Result<Json>& result);
   void reopenListenLater(const Error& why);
   std::int64_t subscribe(const std::string& method, const Json& params, ResultCallback done);
@@ -259,10 +266,13 @@ class Client : public std::enable_shared_from_this<Client> {
   boost::asio::steady_timer refreshTimer_;  ///< a re-listing held back by kMinToolRefreshGap
   bool refreshTimerArmed_ = false;
   Clock::time_point lastRefresh_;
-  bool listening_ = false;                ///< a subscriptions/listen stream is open (2026-07-28)
-  std::int64_t listenId_ = 0;             ///< its request id
-  std::uint64_t listenGeneration_ = 0;    ///< bumped when kaja itself ends a listen stream
-  std::set<std::string> subscribedUris_;  ///< the listen filter's resourceSubscriptions
+  bool listening_ = false;                  ///< a subscriptions/listen stream is open (2026-07-28)
+  std::int64_t listenId_ = 0;               ///< its request id
+  std::uint64_t listenGeneration_ = 0;      ///< bumped when kaja itself ends a listen stream
+  std::set<std::string> subscribedUris_;    ///< the listen filter's resourceSubscriptions
+  std::set<std::string> listenUris_;        ///< those of the open stream, as sent
+  std::set<std::string> acknowledgedUris_;  ///< those of the last stream the server acknowledged
+  bool relistenPosted_ = false;
   /// subscribe/unsubscribe requests waiting for the new stream's acknowledgement.
   std::vector<ResultCallback> listenWaiters_;
   boost::asio::steady_timer listenAckTimer_;

@@ -15,6 +15,15 @@ std::string lowerFirst(std::string sentence) {
   return sentence;
 }
 
+/// Returns the subscription id a listen stream's notification carries in its _meta, if any.
+const Json* subscriptionIdOf(const Json& params) {
+  if (!params.is_object()) return nullptr;
+  const auto meta = params.find("_meta");
+  if (meta == params.end() || !meta->is_object()) return nullptr;
+  const auto id = meta->find(kMetaSubscriptionId);
+  return id == meta->end() ? nullptr : &*id;
+}
+
 }  // namespace
 
 void Client::onMessage(Message message) {
@@ -139,7 +148,18 @@ void Client::onServerRequest(const Request& request) {
 void Client::onNotification(const Notification& notification) {
   const auto& method = notification.method;
   const Json& params = notification.params;
-  if (method == "notifications/subscriptions/acknowledged") onListenAcknowledged(params);
+  const Json* subscriptionId = stateless_ ? subscriptionIdOf(params) : nullptr;
+  // A stream kaja closed may still be heard from (a server that ignored the cancel, or a
+  // notification already on its way): only the open one counts, or each update came twice.
+  // Ids compare as whole numbers: a server may echo 7 as 7.0.
+  if (subscriptionId != nullptr &&
+      (!listening_ || !subscriptionId->is_number() ||
+       subscriptionId->get<double>() != static_cast<double>(listenId_))) {
+    return;
+  }
+  if (method == "notifications/subscriptions/acknowledged" && subscriptionId != nullptr) {
+    onListenAcknowledged();
+  }
   if (method == "notifications/progress" && params.is_object()) {
     const auto token = params.find("progressToken");
     if (token != params.end() && token->is_number_integer()) {
@@ -177,8 +197,7 @@ void Client::onNotification(const Notification& notification) {
   }
   if (!notificationHandler_) return;
   // The id of kaja's own listen stream means nothing to whoever hears of the change.
-  if (stateless_ && params.is_object() && params.contains("_meta") && params["_meta"].is_object() &&
-      params["_meta"].contains(kMetaSubscriptionId)) {
+  if (subscriptionId != nullptr) {
     Notification untagged = notification;
     untagged.params["_meta"].erase(kMetaSubscriptionId);
     if (untagged.params["_meta"].empty()) untagged.params.erase("_meta");

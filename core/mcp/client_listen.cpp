@@ -61,11 +61,15 @@ void Client::listen() {
   if (listening_ || !stateless_ || state_ != State::kReady) return;
   Json filter = listenFilter();
   if (filter.empty()) {
+    // Nothing left to follow: no stream is the filter, and the server needs to take none.
+    listenUris_.clear();
+    acknowledgedUris_.clear();
     settleListenWaiters(Json::object());
     return;
   }
   listening_ = true;
   listenOpened_ = Clock::now();
+  listenUris_ = subscribedUris_;
   const std::uint64_t generation = listenGeneration_;
   listenId_ = startRequest("subscriptions/listen", "subscriptions/listen",
                            withMeta(Json{{"notifications", std::move(filter)}}),
@@ -81,9 +85,11 @@ void Client::listen() {
     listenAckTimer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
       auto self = weak.lock();
       if (ec || !self) return;
-      self->settleListenWaiters(std::unexpected(self->makeError(
+      self->failListenWaiters(self->makeError(
           ErrorCode::kTimeout, self->describe() + " did not acknowledge the new subscriptions "
-                                                  "within the request timeout; kaja gave up.")));
+                                                  "within the request timeout; kaja gave up."));
+      // The open stream still asks for what failed.
+      if (self->listening_ && self->listenUris_ != self->subscribedUris_) self->relisten();
     });
   }
 }
@@ -91,17 +97,23 @@ void Client::listen() {
 void Client::onListenEnded(Result<Json> result) {
   listening_ = false;
   listenId_ = 0;
-  if (!listenWaiters_.empty()) {
-    settleListenWaiters(
-        result ? Result<Json>(std::unexpected(makeError(
-                     ErrorCode::kProtocol, describe() + " ended the listen stream before "
-                                                        "acknowledging the subscriptions.")))
-               : Result<Json>(std::unexpected(result.error())));
+  const bool changing = !listenWaiters_.empty();
+  if (changing) {
+    failListenWaiters(
+        result ? makeError(ErrorCode::kProtocol, describe() + " ended the listen stream before "
+                                                              "acknowledging the subscriptions.")
+               : result.error());
   }
   // A result, or a JSON-RPC error, is the server ending the subscription on purpose; a
   // stream that broke (a restart, a network blip) is opened again.
   if (result || state_ != State::kReady) return;
   if (result.error().rpcCode != 0) {
+    // A refused change leaves the server without any filter: the one it took before is
+    // asked for again, once (a refusal of that one too is final).
+    if (changing && listenUris_ != subscribedUris_) {
+      listen();
+      return;
+    }
     warn(describe() + " stopped sending changes: " + result.error().message);
     return;
   }
@@ -119,6 +131,16 @@ void Client::stopListening() {
   }
 }
 
+void Client::relistenSoon() {
+  if (std::exchange(relistenPosted_, true)) return;
+  asio::post(io_, [weak = weak_from_this()] {
+    auto self = weak.lock();
+    if (!self) return;
+    self->relistenPosted_ = false;
+    self->relisten();
+  });
+}
+
 void Client::relisten() {
   stopListening();
   // A broken stream waiting to be reopened missed what changed meanwhile.
@@ -126,16 +148,16 @@ void Client::relisten() {
   listen();
 }
 
-void Client::onListenAcknowledged(const Json& params) {
-  if (!listening_ || !params.is_object()) return;
-  const auto meta = params.find("_meta");
-  if (meta == params.end() || !meta->is_object()) return;
-  const auto id = meta->find(kMetaSubscriptionId);
-  // Ids compare as whole numbers: a server may echo 7 as 7.0.
-  if (id == meta->end() || !id->is_number() || id->get<double>() != static_cast<double>(listenId_))
-    return;
+void Client::onListenAcknowledged() {
   listenAckTimer_.cancel();
-  settleListenWaiters(Json::object());
+  acknowledgedUris_ = listenUris_;
+  // A change made since this stream opened waits for the stream that carries it.
+  if (listenUris_ == subscribedUris_) settleListenWaiters(Json::object());
+}
+
+void Client::failListenWaiters(const Error& error) {
+  subscribedUris_ = acknowledgedUris_;
+  settleListenWaiters(std::unexpected(error));
 }
 
 void Client::settleListenWaiters(const Result<Json>& result) {
@@ -169,7 +191,12 @@ std::int64_t Client::subscribe(const std::string& method, const Json& params, Re
   const std::string& text = uri->get_ref<const std::string&>();
   const bool adding = method == "resources/subscribe";
   if (adding == subscribedUris_.contains(text)) {
-    asio::post(io_, [done = std::move(done)] { done(Json::object()); });
+    if (adding == acknowledgedUris_.contains(text)) {
+      asio::post(io_, [done = std::move(done)] { done(Json::object()); });
+    } else {
+      // The same change is on its way: this request shares its outcome.
+      listenWaiters_.push_back(std::move(done));
+    }
     return id;
   }
   std::size_t bytes = text.size();
@@ -187,7 +214,7 @@ std::int64_t Client::subscribe(const std::string& method, const Json& params, Re
     subscribedUris_.erase(text);
   }
   listenWaiters_.push_back(std::move(done));
-  relisten();
+  relistenSoon();
   return id;
 }
 

@@ -1,0 +1,185 @@
+// kaja's client against a 2026-07-28 server whose subscriptions/listen streams misbehave
+// (tests/servers/listen_fault_server.mjs over stdio): a filter refused or never acknowledged
+// fails only the subscribe that asked for it and leaves the server with the filter it took
+// before; subscribes made together reopen the stream once; and a stream kaja closed is not
+// heard from again, even when the server ignores the cancel.
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "core/mcp/client.h"
+#include "core/mcp/stdio_transport.h"
+#include "tests/core/mcp/test_servers.h"
+#include "tests/support/build_paths.h"
+
+namespace kaja::core::mcp {
+namespace {
+
+using namespace std::chrono_literals;
+using kaja::testing::minimalPlan;
+using kaja::testing::nodePath;
+using kaja::testing::runUntil;
+
+class ListenFaultsTest : public ::testing::Test {
+ protected:
+  void start(const std::string& mode = "") {
+    if (nodePath().empty()) GTEST_SKIP() << "node is not installed";
+    std::vector<std::string> argv = {nodePath(), std::string(kaja::test::sourceDir()) +
+                                                     "/tests/servers/listen_fault_server.mjs"};
+    if (!mode.empty()) argv.push_back(mode);
+    StdioOptions stdio;
+    stdio.serverName = "listen-fault";
+    stdio.closeGrace = 300ms;
+    auto spawned = StdioTransport::spawn(io_, minimalPlan(argv), stdio);
+    ASSERT_TRUE(spawned) << spawned.error().describe();
+    ClientOptions options;
+    options.discover = true;
+    options.connectTimeout = 15s;
+    options.requestTimeout = 1s;
+    client_ = Client::create(io_, *spawned, options);
+    client_->setNotificationHandler([this](const Notification& notification) {
+      if (notification.method == "notifications/resources/updated") {
+        updates_.push_back(notification.params);
+      }
+    });
+    std::optional<Result<ServerInfo>> info;
+    client_->connect([&](Result<ServerInfo> result) { info = std::move(result); });
+    ASSERT_TRUE(runUntil(io_, [&] { return info.has_value(); }));
+    ASSERT_TRUE(*info) << info->error().describe();
+    ASSERT_TRUE(client_->isStateless());
+  }
+
+  void TearDown() override {
+    if (!client_) return;
+    bool closed = false;
+    client_->close([&] { closed = true; });
+    runUntil(
+        io_, [&] { return closed; }, 5s);
+  }
+
+  /// Sends resources/subscribe (or unsubscribe) for each URI at once, and returns the outcomes
+  /// in the same order once all have ended.
+  std::vector<Result<Json>> change(const std::string& method,
+                                   const std::vector<std::string>& uris) {
+    std::vector<std::optional<Result<Json>>> outcomes(uris.size());
+    for (std::size_t i = 0; i < uris.size(); ++i) {
+      client_->request(method, Json{{"uri", uris[i]}}, 0ms,
+                       [&outcomes, i](Result<Json> result) { outcomes[i] = std::move(result); });
+    }
+    EXPECT_TRUE(runUntil(io_,
+                         [&] {
+                           return std::ranges::all_of(
+                               outcomes, [](const auto& outcome) { return outcome.has_value(); });
+                         }))
+        << method << " never ended";
+    std::vector<Result<Json>> ended;
+    for (auto& outcome : outcomes) {
+      ended.push_back(outcome
+                          ? std::move(*outcome)
+                          : Result<Json>(std::unexpected(Error{ErrorCode::kTimeout, "", "", {}})));
+    }
+    return ended;
+  }
+
+  Result<Json> subscribe(const std::string& uri) {
+    return change("resources/subscribe", {uri}).front();
+  }
+
+  /// Calls one of the server's tools and returns the text it answered.
+  std::string call(const std::string& name, Json arguments = Json::object()) {
+    std::optional<Result<ToolResult>> outcome;
+    client_->callTool(name, std::move(arguments), CallOptions{},
+                      [&](Result<ToolResult> result) { outcome = std::move(result); });
+    EXPECT_TRUE(runUntil(io_, [&] { return outcome.has_value(); })) << name << " never ended";
+    if (!outcome || !*outcome || (*outcome)->content().empty()) return "";
+    return (*outcome)->content().front().value("text", "");
+  }
+
+  /// The resourceSubscriptions of every listen request the server got, in order.
+  Json filters() { return Json::parse(call("filters"), nullptr, false); }
+
+  /// Has the server announce a change of `uri` and returns the URIs of the updates heard so
+  /// far. The updates come before the tool's answer on the one stdio stream, so any update
+  /// of a stream that should be ignored is among them.
+  std::vector<std::string> touch(const std::string& uri) {
+    call("touch", {{"uri", uri}});
+    std::vector<std::string> uris;
+    for (const auto& params : updates_) uris.push_back(params.value("uri", ""));
+    return uris;
+  }
+
+  boost::asio::io_context io_;
+  std::shared_ptr<Client> client_;
+  std::vector<Json> updates_;
+};
+
+TEST_F(ListenFaultsTest, ARefusedFilterFailsItsSubscribeAndTheOneTakenBeforeIsAskedForAgain) {
+  start();
+  if (IsSkipped()) return;
+  ASSERT_TRUE(subscribe("test://a"));
+  auto refused = subscribe("test://refused");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("refuses"), std::string::npos)
+      << refused.error().describe();
+  // The server ended the stream with its refusal; kaja opens the one it took before.
+  EXPECT_EQ(filters(), Json::parse(R"([["test://a"],["test://a","test://refused"],["test://a"]])"));
+  EXPECT_EQ(touch("test://a"), std::vector<std::string>{"test://a"});
+  // The refused URI is not followed: asking again asks the server again.
+  EXPECT_FALSE(subscribe("test://refused"));
+  ASSERT_TRUE(subscribe("test://b"));
+  EXPECT_EQ(filters().back(), Json::parse(R"(["test://a","test://b"])"));
+}
+
+TEST_F(ListenFaultsTest, AFilterNeverAcknowledgedTimesOutAndIsTakenBack) {
+  start();
+  if (IsSkipped()) return;
+  ASSERT_TRUE(subscribe("test://a"));
+  auto silent = subscribe("test://silent");
+  ASSERT_FALSE(silent);
+  EXPECT_EQ(silent.error().code, ErrorCode::kTimeout) << silent.error().describe();
+  // The stream that asks for the silent URI is closed, and one without it opened.
+  EXPECT_EQ(filters(), Json::parse(R"([["test://a"],["test://a","test://silent"],["test://a"]])"));
+  EXPECT_EQ(touch("test://a"), std::vector<std::string>{"test://a"});
+  // A second subscribe of the URI is not taken for done: it fails the same way.
+  EXPECT_FALSE(subscribe("test://silent"));
+}
+
+TEST_F(ListenFaultsTest, SubscribesSentTogetherOpenTheStreamOnce) {
+  start();
+  if (IsSkipped()) return;
+  const std::vector<std::string> uris = {"test://1", "test://2", "test://3", "test://4",
+                                         "test://5"};
+  for (const auto& outcome : change("resources/subscribe", uris)) {
+    EXPECT_TRUE(outcome) << outcome.error().describe();
+  }
+  EXPECT_EQ(filters(),
+            Json::parse(R"([["test://1","test://2","test://3","test://4","test://5"]])"));
+  for (const auto& outcome : change("resources/unsubscribe", {"test://2", "test://4"})) {
+    EXPECT_TRUE(outcome) << outcome.error().describe();
+  }
+  const Json after = filters();
+  ASSERT_EQ(after.size(), 2U) << after.dump();
+  EXPECT_EQ(after.back(), Json::parse(R"(["test://1","test://3","test://5"])"));
+}
+
+TEST_F(ListenFaultsTest, SubscribesOfOneUriWhileItIsOnItsWayShareItsOutcome) {
+  start();
+  if (IsSkipped()) return;
+  for (const auto& outcome : change("resources/subscribe", {"test://silent", "test://silent"})) {
+    ASSERT_FALSE(outcome);
+    EXPECT_EQ(outcome.error().code, ErrorCode::kTimeout) << outcome.error().describe();
+  }
+}
+
+TEST_F(ListenFaultsTest, AStreamKajaClosedIsNotHeardFromEvenWhenTheServerIgnoresTheCancel) {
+  start("deaf");
+  if (IsSkipped()) return;
+  ASSERT_TRUE(subscribe("test://a"));
+  ASSERT_TRUE(subscribe("test://b"));
+  // The server still sends on the first stream, which follows test://a too.
+  EXPECT_EQ(call("touch", {{"uri", "test://a"}}), "2");
+  EXPECT_EQ(touch("test://b"), (std::vector<std::string>{"test://a", "test://b"}));
+}
+
+}  // namespace
+}  // namespace kaja::core::mcp
