@@ -76,6 +76,13 @@ struct Gateway::Impl : std::enable_shared_from_this<Gateway::Impl> {
   void scheduleIdleCheck();
   /// Returns true when a live client holds a resource subscription `ability` serves.
   [[nodiscard]] bool subscribed(const std::string& ability) const;
+  /// Tells each server with logging the level the most talkative live 2025 client chose: a
+  /// 2025-11-25 server has one level for kaja's one connection, and kaja hands each client
+  /// only the messages of the level it asked for. Sends nothing when no client chose one.
+  void sendLogLevel();
+  /// Ends kaja's subscription to `uri` at `ability` when no live client follows it any more
+  /// (nothing is sent once the gateway stops).
+  void unsubscribeUnlessHeld(const std::string& ability, const std::string& uri);
   /// Returns "ready", "connecting", "idle" or "failed: why" for `ability`.
   [[nodiscard]] std::string stateOf(const std::string& ability) const;
   /// Stores a connected server's tools in the metadata cache.

@@ -5,6 +5,7 @@
 
 #include "core/gateway/gateway_impl.h"
 #include "core/gateway/gateway_session.h"
+#include "core/gateway/gateway_util.h"
 
 namespace kaja::core::gateway {
 
@@ -191,6 +192,35 @@ bool Gateway::Impl::subscribed(const std::string& ability) const {
     auto session = weak.lock();
     return session && session->subscribesTo(ability);
   });
+}
+
+void Gateway::Impl::sendLogLevel() {
+  if (stopped) return;
+  std::string lowest;
+  for (const auto& weak : sessions) {
+    auto session = weak.lock();
+    if (!session || session->ended() || session->logLevel().empty()) continue;
+    if (lowest.empty() || logLevelRank(session->logLevel()) < logLevelRank(lowest)) {
+      lowest = session->logLevel();
+    }
+  }
+  if (lowest.empty()) return;
+  for (const auto& ability : abilitiesWith("logging")) {
+    host->request(ability, "logging/setLevel", mcp::Json{{"level", lowest}},
+                  std::chrono::milliseconds(0), [](const Result<mcp::Json>&) {});
+  }
+}
+
+void Gateway::Impl::unsubscribeUnlessHeld(const std::string& ability, const std::string& uri) {
+  if (stopped || ability.empty()) return;
+  const bool held =
+      std::ranges::any_of(sessions, [&uri](const std::weak_ptr<GatewaySession>& weak) {
+        auto session = weak.lock();
+        return session && session->holds(uri);
+      });
+  if (held) return;
+  host->request(ability, "resources/unsubscribe", mcp::Json{{"uri", uri}},
+                std::chrono::milliseconds(0), [](const Result<mcp::Json>&) {});
 }
 
 std::string Gateway::Impl::stateOf(const std::string& ability) const {

@@ -212,21 +212,32 @@ void GatewaySession::forward(const mcp::Request& request) {
   params.erase("requestState");
   const std::string key = idKey(request.id);
   if (refusedAsRunning(request.id, key)) return;
+  // The resource counts as followed from now, so that the per-client limit sees subscribes
+  // in flight and another client's unsubscribe meanwhile is not passed on.
+  const bool reserved = request.method == "resources/subscribe" && !subscribed_.contains(uri);
+  if (reserved) subscribed_[uri] = ability;
   inFlight_[key] = InFlight{ability, HostCall{}, false};
   // What the server asks meanwhile (elicitation, sampling) goes to this client.
   gateway.running.emplace(ability, RunningCall{weak_from_this(), request.id, requestLogLevel_});
   gateway.use(ability);
   auto finish = [weak = weak_from_this(), gateway = std::weak_ptr(gateway_), ability,
-                 id = request.id, key, method = request.method, uri](Result<Json> result) {
-    if (auto impl = gateway.lock()) impl->release(ability);
+                 id = request.id, key, method = request.method, uri,
+                 reserved](Result<Json> result) {
+    auto impl = gateway.lock();
+    if (impl) impl->release(ability);
     auto self = weak.lock();
+    // A subscribe that ended after its client left (the server may have taken it even when
+    // cancelled) is undone, unless another client follows the resource.
+    if (method == "resources/subscribe" && (!self || self->ended_) && impl) {
+      impl->unsubscribeUnlessHeld(ability, uri);
+    }
     if (!self) return;
     auto it = self->inFlight_.find(key);
     const bool cancelled = it != self->inFlight_.end() && it->second.cancelled;
     if (it != self->inFlight_.end()) self->inFlight_.erase(it);
     self->forgetRunning(ability, id);
     // This client alone gets the updates of what it subscribed to.
-    if (result && method == "resources/subscribe") self->subscribed_[uri] = ability;
+    if (!result && reserved && method == "resources/subscribe") self->subscribed_.erase(uri);
     if (result && method == "resources/unsubscribe") self->subscribed_.erase(uri);
     if (!cancelled) self->respond(id, std::move(result));
   };

@@ -150,6 +150,8 @@ void GatewaySession::end() {
   if (roundTimer_) roundTimer_->cancel();
   failAsks("the client went away", ErrorCode::kConnect);
   releaseSubscriptions();
+  // Its level may have been the most talkative one.
+  if (!logLevel_.empty()) gateway_->sendLogLevel();
   // A client that went away takes its calls with it: each server is told to stop.
   for (auto& [key, call] : inFlight_) {
     call.cancelled = true;
@@ -166,16 +168,7 @@ void GatewaySession::releaseSubscriptions() {
     for (const auto& uri : listening_->uris) followed.emplace(uri, resourceAbility(uri));
     listening_.reset();
   }
-  if (gateway_->stopped) return;
-  for (const auto& [uri, ability] : followed) {
-    const bool shared = std::ranges::any_of(gateway_->sessions, [&uri](const auto& weak) {
-      auto other = weak.lock();
-      return other && other->holds(uri);
-    });
-    if (shared || ability.empty()) continue;
-    gateway_->host->request(ability, "resources/unsubscribe", Json{{"uri", uri}},
-                            std::chrono::milliseconds(0), [](const Result<Json>&) {});
-  }
+  for (const auto& [uri, ability] : followed) gateway_->unsubscribeUnlessHeld(ability, uri);
 }
 
 void GatewaySession::sendNotification(const std::string& method, Json params,
@@ -432,10 +425,7 @@ void GatewaySession::onRequest(const mcp::Request& request) {
                           "warning, error, critical, alert, emergency");
     }
     logLevel_ = level;
-    for (const auto& ability : gateway_->abilitiesWith("logging")) {
-      gateway_->host->request(ability, method, request.params, std::chrono::milliseconds(0),
-                              [](const Result<Json>&) {});
-    }
+    gateway_->sendLogLevel();
     return respond(request.id, Json::object());
   }
   if (method == "resources/read" || method == "resources/subscribe" ||

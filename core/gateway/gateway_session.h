@@ -70,6 +70,7 @@ class GatewaySession final : public server::Session,
   [[nodiscard]] bool clientHas(const std::string& capability) const;
   /// Returns true once the client has initialized (or speaks 2026-07-28).
   [[nodiscard]] bool started() const { return started_; }
+  [[nodiscard]] bool ended() const { return ended_; }
   [[nodiscard]] bool stateless() const { return stateless_; }
   /// Returns true when the client subscribed to updates of `uri`.
   [[nodiscard]] bool subscribedTo(const std::string& uri) const {

@@ -117,6 +117,12 @@ class ServeLogLevelTest : public ServeHttpTest {
   void SetUp() override { start(false); }
 };
 
+/// The reference server speaking 2025-11-25 only.
+class ServeLegacyLogLevelTest : public ServeHttpTest {
+ protected:
+  void SetUp() override { start(true); }
+};
+
 TEST_F(ServeLogLevelTest, EachClientGetsTheLogMessagesItAskedForAndNoOther) {
   ASSERT_NE(port_, 0) << env_.serveErrors();
   bool answered = false;
@@ -207,6 +213,43 @@ TEST_F(ServeLogLevelTest, AnUnknownLevelInARequestIsRefused) {
   }
 }
 
+// Found by a review: a 2025-11-25 server has one log level for kaja's one connection, and
+// each client's logging/setLevel was passed on, so the last one chosen held for everyone: a
+// client that asked for debug got nothing below the error another chose later. kaja tells
+// the server the most talkative level of its live clients, and hands each client only what
+// it asked for.
+TEST_F(ServeLegacyLogLevelTest, TheServerGetsTheLowestLevelOfTheLiveClients) {
+  ASSERT_NE(port_, 0) << env_.serveErrors();
+  const std::string chatty = open2025();
+  const std::string quiet = open2025();
+  ASSERT_FALSE(chatty.empty() || quiet.empty()) << env_.serveErrors();
+  auto serverLevel = [&](int id) {
+    const json call = {{"name", "ref__test_log_level"}, {"arguments", json::object()}};
+    const json body = answerOf(request2025(quiet, "tools/call", call, id));
+    return body.is_object() && body.contains("result")
+               ? body["result"]["content"][0].value("text", "")
+               : "no answer: " + body.dump();
+  };
+  ASSERT_EQ(request2025(chatty, "logging/setLevel", {{"level", "debug"}}, 2).status, 200);
+  ASSERT_EQ(request2025(quiet, "logging/setLevel", {{"level", "error"}}, 2).status, 200);
+  EXPECT_EQ(serverLevel(3), "debug");
+  ASSERT_EQ(request2025(chatty, "logging/setLevel", {{"level", "warning"}}, 3).status, 200);
+  EXPECT_EQ(serverLevel(4), "warning");
+  // Once the talkative client is gone, the server may say less.
+  testing::RawHttp http(port_);
+  ASSERT_TRUE(http.connected());
+  http.write(testing::httpRequest("DELETE", "", headers2025(chatty)));
+  EXPECT_LT(http.readResponse(10).status, 300);
+  std::string now;
+  EXPECT_TRUE(eventually(
+      [&, id = 5]() mutable {
+        now = serverLevel(id++);
+        return now == "error";
+      },
+      10))
+      << now;
+}
+
 // Found by an outside review: a client that went away (here: its session deleted) kept
 // kaja's subscriptions to what it followed, which then counted against every other client.
 // Once it is gone, kaja unsubscribes from what no other client follows.
@@ -273,6 +316,81 @@ TEST_F(ServeSubscriptionTest, AnUnsubscribeFromAClientThatNeverFollowedChangesNo
   ASSERT_TRUE(body.is_object()) << reply.body;
   EXPECT_TRUE(body.contains("result")) << body.dump();
   EXPECT_EQ(followed(follower, 4), R"(["test://static-text"])");
+}
+
+// Found by a review: a subscribe still on its way when its client left was recorded after
+// the client's subscriptions were released, so kaja followed the resource for good. The
+// resource counts as followed from the moment the subscribe arrives.
+TEST_F(ServeSubscriptionTest, ASubscribeOnItsWayWhenItsClientLeavesIsUndone) {
+  ASSERT_NE(port_, 0) << env_.serveErrors();
+  const std::string leaving = open2025();
+  const std::string staying = open2025();
+  ASSERT_FALSE(leaving.empty() || staying.empty()) << env_.serveErrors();
+  ASSERT_EQ(request2025(leaving, "resources/list", json::object(), 2).status, 200);
+  // The server takes test://slow-leaving at once and answers 2 s later.
+  testing::RawHttp pending(port_);
+  ASSERT_TRUE(pending.connected());
+  Headers headers = headers2025(leaving);
+  headers.emplace_back("Accept", "application/json, text/event-stream");
+  headers.emplace_back("Content-Type", "application/json");
+  const json subscribe = {{"jsonrpc", "2.0"},
+                          {"id", 3},
+                          {"method", "resources/subscribe"},
+                          {"params", {{"uri", "test://slow-leaving"}}}};
+  ASSERT_TRUE(pending.write(testing::httpRequest("POST", subscribe.dump(), headers)));
+  std::string now;
+  ASSERT_TRUE(eventually(
+      [&] {
+        now = followed(staying, 3);
+        return now == R"(["test://slow-leaving"])";
+      },
+      10))
+      << now;
+  testing::RawHttp http(port_);
+  ASSERT_TRUE(http.connected());
+  http.write(testing::httpRequest("DELETE", "", headers2025(leaving)));
+  EXPECT_LT(http.readResponse(10).status, 300);
+  EXPECT_TRUE(eventually(
+      [&] {
+        now = followed(staying, 4);
+        return now == "[]";
+      },
+      10))
+      << now;
+  // Also once the subscribe's late answer has come and gone.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_EQ(followed(staying, 5), "[]");
+}
+
+// Found by a review: another client's unsubscribe, sent while a subscribe of the same
+// resource was on its way, was passed on to the server, because a subscribe counted only
+// once answered; the subscriber was then told it followed a resource nobody followed.
+TEST_F(ServeSubscriptionTest, AnUnsubscribeWhileAnotherClientsSubscribeIsOnItsWayKeepsIt) {
+  ASSERT_NE(port_, 0) << env_.serveErrors();
+  const std::string first = open2025();
+  const std::string second = open2025();
+  ASSERT_FALSE(first.empty() || second.empty()) << env_.serveErrors();
+  ASSERT_EQ(request2025(first, "resources/list", json::object(), 2).status, 200);
+  ASSERT_EQ(request2025(first, "resources/subscribe", {{"uri", "test://slow-shared"}}, 3).status,
+            200);
+  testing::RawHttp pending(port_);
+  ASSERT_TRUE(pending.connected());
+  Headers headers = headers2025(second);
+  headers.emplace_back("Accept", "application/json, text/event-stream");
+  headers.emplace_back("Content-Type", "application/json");
+  const json subscribe = {{"jsonrpc", "2.0"},
+                          {"id", 2},
+                          {"method", "resources/subscribe"},
+                          {"params", {{"uri", "test://slow-shared"}}}};
+  ASSERT_TRUE(pending.write(testing::httpRequest("POST", subscribe.dump(), headers)));
+  // Time for the gateway to take the second subscribe, well inside the server's 2 s.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto reply =
+      request2025(first, "resources/unsubscribe", {{"uri", "test://slow-shared"}}, 4);
+  EXPECT_TRUE(answerOf(reply).contains("result")) << reply.body;
+  const auto answered = pending.readResponse(10);
+  EXPECT_TRUE(answerOf(answered).contains("result")) << answered.body;
+  EXPECT_EQ(followed(second, 3), R"(["test://slow-shared"])");
 }
 
 }  // namespace

@@ -58,6 +58,8 @@ const modern = modernParts({ sdk, z, text });
 // Resources a client subscribed to (per process: the suite subscribes and unsubscribes on one
 // connection).
 const subscriptions = new Set();
+// The log level 2025-11-25 clients of this process set last (logging/setLevel), "" before any.
+let legacyLogLevel = '';
 
 const kContactSchema = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
@@ -163,6 +165,11 @@ function registerNotifyingTools(server, era) {
     'test_subscriptions',
     { description: 'Lists the resources subscribed to', inputSchema: z.object({}) },
     async () => text(JSON.stringify([...subscriptions].sort())),
+  );
+  server.registerTool(
+    'test_log_level',
+    { description: 'Tells the log level set last', inputSchema: z.object({}) },
+    async () => text(legacyLogLevel),
   );
   // Tells of a change to a resource, as a server whose data moved would: at 2025-11-25 to a
   // client that subscribed to it, at 2026-07-28 to listen streams whose filter names it.
@@ -443,13 +450,21 @@ function registerProtocolHandlers(server) {
   const low = server.server;
   low.setRequestHandler('resources/subscribe', async (request) => {
     subscriptions.add(request.params.uri);
+    // For kaja's tests: a URI starting test://slow is taken at once but answered after 2 s,
+    // which holds the subscribe in flight (a cancel does not undo it).
+    if (String(request.params.uri).startsWith('test://slow')) {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+    }
     return {};
   });
   low.setRequestHandler('resources/unsubscribe', async (request) => {
     subscriptions.delete(request.params.uri);
     return {};
   });
-  low.setRequestHandler('logging/setLevel', async () => ({}));
+  low.setRequestHandler('logging/setLevel', async (request) => {
+    legacyLogLevel = String(request.params.level);
+    return {};
+  });
   low.setRequestHandler('completion/complete', async () => ({
     completion: { values: [], total: 0, hasMore: false },
   }));
