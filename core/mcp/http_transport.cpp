@@ -101,8 +101,15 @@ void HttpTransport::closeStreamOf(const Json& cancelled) {
   if (!cancelled.is_object() || !cancelled.contains("requestId")) return;
   const std::string key = idKey(cancelled["requestId"]);
   for (auto it = exchanges_.begin(); it != exchanges_.end(); ++it) {
-    if (it->second.kind != Kind::kPost || !it->second.waiting.contains(key)) continue;
-    worker_->cancel(it->second.transfer);
+    Exchange& exchange = it->second;
+    if ((exchange.kind != Kind::kPost && exchange.kind != Kind::kResume) ||
+        !exchange.waiting.contains(key)) {
+      continue;
+    }
+    // A resumed stream may carry the answers of other requests too: it stays for them.
+    exchange.waiting.erase(key);
+    if (exchange.kind == Kind::kResume && !exchange.waiting.empty()) return;
+    worker_->cancel(exchange.transfer);
     exchanges_.erase(it);
     return;
   }

@@ -15,7 +15,10 @@
 //   ends after an id and a retry; GET with Last-Event-ID delivers the answer),
 //   legacy (HTTP+SSE at /sse), legacy-cross (its endpoint is on another origin),
 //   legacy-500 (legacy, and every tools/call POST gets HTTP 500), drop-no-id (tools/call's
-//   stream ends with neither an answer nor an event id to resume from).
+//   stream ends with neither an answer nor an event id to resume from), drop-stream-hold
+//   (as drop-stream, but the resumed GET only keeps itself alive, and reports
+//   "RESUME-CLOSED" once kaja closes it; 2026-07-28 is accepted as a protocol version).
+//   The protocol-version check accepts 2026-07-28 in that mode too.
 // Hostile modes (tests/policy/hostile_http_test.cpp):
 //   flood-post (tools/list and tools/call answer with an endless stream of tiny events
 //   that carry no message), flood-call (only tools/call does), flood-line (one endless line),
@@ -374,6 +377,15 @@ void serveGet(int fd, const HttpRequest& request) {
     respondStream(fd, kSpellings[count++ % 4]);
     return;
   }
+  if (mode == "drop-stream-hold" && !last.empty()) {
+    report("RESUME " + last);
+    streamForever(fd, [] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      return std::string(": still here\n\n");
+    });
+    report("RESUME-CLOSED");
+    return;
+  }
   if (mode == "drop-stream" && !last.empty()) {
     report("RESUME " + last);
     const Json reply =
@@ -478,7 +490,8 @@ void serve(int fd) {
       return;
     }
   }
-  if (request.header("mcp-protocol-version") != kVersion) {
+  if (request.header("mcp-protocol-version") != kVersion &&
+      (mode != "drop-stream-hold" || request.header("mcp-protocol-version") != "2026-07-28")) {
     respond(fd, 400, "missing MCP-Protocol-Version");
     return;
   }
@@ -504,7 +517,7 @@ void serve(int fd) {
     respondStream(fd, ": nothing to say\n\n");
     return;
   }
-  if (method == "tools/call" && mode == "drop-stream") {
+  if (method == "tools/call" && (mode == "drop-stream" || mode == "drop-stream-hold")) {
     // The event id names the request, so the resumed GET knows what to answer.
     respondStream(fd, "id: e" + message["id"].dump() + "\nretry: 50\ndata:\n\n");
     return;

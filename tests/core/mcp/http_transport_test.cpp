@@ -326,6 +326,39 @@ TEST(HttpFaultTest, DroppedStreamIsResumedWithLastEventId) {
   EXPECT_TRUE(fault.server->waitForLine("RESUME e", 1s));
 }
 
+// Found by a review: at 2026-07-28 cancelling a request closes its stream, but a stream
+// kaja had resumed with Last-Event-ID after it dropped was left open for good.
+TEST(HttpFaultTest, CancellingARequestWhoseStreamWasResumedClosesTheResumedStream) {
+  auto server = ServerProcess::start(faultHttpPlan("drop-stream-hold"));
+  ASSERT_TRUE(server);
+  boost::asio::io_context io;
+  auto transport =
+      makeRemoteTransport(io, RemotePlan{server->url("/mcp"), false, {}}, testOptions());
+  ASSERT_TRUE(transport) << transport.error().describe();
+  ClientOptions options;
+  options.connectTimeout = 10s;
+  auto client = Client::create(io, *transport, options);
+  std::optional<Result<ServerInfo>> info;
+  client->connect([&](Result<ServerInfo> result) { info = std::move(result); });
+  ASSERT_TRUE(runUntil(io, [&] { return info.has_value(); }));
+  ASSERT_TRUE(*info) << info->error().describe();
+  // The fault server speaks 2025-06-18; the transport is told the later version, whose
+  // cancel closes the request's stream.
+  (*transport)->setProtocolVersion("2026-07-28");
+  std::optional<Result<ToolResult>> outcome;
+  const std::int64_t id =
+      client->callTool("echo", Json::object(), CallOptions{},
+                       [&](Result<ToolResult> result) { outcome = std::move(result); });
+  ASSERT_TRUE(runUntil(io, [&] { return server->count("RESUME e") > 0; }));
+  EXPECT_TRUE(client->cancel(id));
+  EXPECT_TRUE(runUntil(
+      io, [&] { return server->count("RESUME-CLOSED") > 0; }, 5s));
+  bool closed = false;
+  client->close([&] { closed = true; });
+  runUntil(
+      io, [&] { return closed; }, 5s);
+}
+
 TEST(HttpFaultTest, LegacySseAgainstFaultServer) {
   Fault fault("legacy", "/sse", true);
   ASSERT_TRUE(fault.server);
