@@ -1,13 +1,14 @@
 #include "core/gateway/metadata_cache.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdint>
 #include <filesystem>
 #include <set>
 
@@ -22,15 +23,21 @@ using mcp::Json;
 // Bumped when the file layout changes, so that old files are never misread.
 constexpr int kFormat = 1;
 
+// Nettle rather than OpenSSL: OpenSSL's first digest loads its configuration and providers,
+// which costs kaja serve about 2 MB of memory for a hash of a few hundred bytes; nettle is
+// mapped anyway (GnuTLS, which libcurl's LDAP support brings, links it) and needs no set-up.
 std::string sha256Hex(const std::string& text) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int size = 0;
-  EVP_Digest(text.data(), text.size(), digest.data(), &size, EVP_sha256(), nullptr);
+  sha256_ctx context{};
+  sha256_init(&context);
+  sha256_update(&context, text.size(), reinterpret_cast<const std::uint8_t*>(text.data()));
+  std::array<std::uint8_t, SHA256_DIGEST_SIZE> digest{};
+  sha256_digest(&context, digest.size(), digest.data());
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  for (unsigned int i = 0; i < size; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 0xf];
+  out.reserve(digest.size() * 2);
+  for (const std::uint8_t byte : digest) {
+    out += kHex[byte >> 4];
+    out += kHex[byte & 0xf];
   }
   return out;
 }

@@ -54,6 +54,16 @@ std::vector<std::string> filesIn(const std::string& dir) {
   return names;
 }
 
+// The key is the SHA-256 of the configuration as compact JSON with sorted keys: a known
+// answer, so that entries an earlier kaja wrote are still found whatever library hashes.
+TEST(MetadataCacheTest, TheKeyIsTheSha256OfTheConfiguration) {
+  const auto activation = stdioActivation("files", {"node", "server.js"}, {{"TOKEN", "a"}});
+  // sha256 of {"ability":"files","argv":["node","server.js"],"env":[["TOKEN","a"]],
+  // "transport":"stdio"}, from Python's hashlib.
+  EXPECT_EQ(MetadataCache::keyOf(activation),
+            "a9b13bac35b8bdfd9a9b58ca19ba774f46ae580c479fccb03695d1af7c529803");
+}
+
 TEST(MetadataCacheTest, KeepsToolsAndServerBetweenRuns) {
   kaja::testing::TempDir dir;
   const auto activation = stdioActivation("files", {"/usr/bin/node", "server.js"});
