@@ -225,15 +225,19 @@ class Client : public std::enable_shared_from_this<Client> {
   /// relisten() once the handler running now returns, so that the subscribes one request
   /// makes reopen the stream once.
   void relistenSoon();
-  /// Fails the subscribes waiting for an acknowledgement and goes back to the filter the
-  /// server last acknowledged.
+  /// Fails every subscribe waiting for an acknowledgement (the connection closed).
   void failListenWaiters(const Error& error);
+  /// Settles the subscribes whose change the last acknowledged filter holds.
+  void settleAcknowledged();
+  /// The open stream failed (refused, ended or never acknowledged): settles the waiters
+  /// already in effect and the removals it carried, fails the additions it carried and takes
+  /// those resources out of the filter. Returns how many it took out.
+  std::size_t failCarried(const Error& error);
   void stopListening();
   [[nodiscard]] Json listenFilter() const;
   void onListenEnded(Result<Json> result);
   /// The open stream's acknowledgement came (onNotification checked its subscription id).
   void onListenAcknowledged();
-  void settleListenWaiters(const Result<Json>& result);
   void reopenListenLater(const Error& why);
   std::int64_t subscribe(const std::string& method, const Json& params, ResultCallback done);
   std::int64_t setLogLevel(const Json& params, ResultCallback done);
@@ -273,8 +277,14 @@ class Client : public std::enable_shared_from_this<Client> {
   std::set<std::string> listenUris_;        ///< those of the open stream, as sent
   std::set<std::string> acknowledgedUris_;  ///< those of the last stream the server acknowledged
   bool relistenPosted_ = false;
-  /// subscribe/unsubscribe requests waiting for the new stream's acknowledgement.
-  std::vector<ResultCallback> listenWaiters_;
+  /// A resources/subscribe or unsubscribe waiting for a stream with its change to be
+  /// acknowledged.
+  struct ListenWaiter {
+    std::string uri;
+    bool adding = true;
+    ResultCallback done;
+  };
+  std::vector<ListenWaiter> listenWaiters_;
   boost::asio::steady_timer listenAckTimer_;
   std::string logLevel_;                   ///< from logging/setLevel; sent in each request's _meta
   boost::asio::steady_timer listenTimer_;  ///< the wait before a closed listen stream reopens

@@ -64,7 +64,7 @@ void Client::listen() {
     // Nothing left to follow: no stream is the filter, and the server needs to take none.
     listenUris_.clear();
     acknowledgedUris_.clear();
-    settleListenWaiters(Json::object());
+    settleAcknowledged();
     return;
   }
   listening_ = true;
@@ -85,7 +85,7 @@ void Client::listen() {
     listenAckTimer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
       auto self = weak.lock();
       if (ec || !self) return;
-      self->failListenWaiters(self->makeError(
+      self->failCarried(self->makeError(
           ErrorCode::kTimeout, self->describe() + " did not acknowledge the new subscriptions "
                                                   "within the request timeout; kaja gave up."));
       // The open stream still asks for what failed.
@@ -97,9 +97,9 @@ void Client::listen() {
 void Client::onListenEnded(Result<Json> result) {
   listening_ = false;
   listenId_ = 0;
-  const bool changing = !listenWaiters_.empty();
-  if (changing) {
-    failListenWaiters(
+  std::size_t givenUp = 0;
+  if (!listenWaiters_.empty()) {
+    givenUp = failCarried(
         result ? makeError(ErrorCode::kProtocol, describe() + " ended the listen stream before "
                                                               "acknowledging the subscriptions.")
                : result.error());
@@ -108,9 +108,9 @@ void Client::onListenEnded(Result<Json> result) {
   // stream that broke (a restart, a network blip) is opened again.
   if (result || state_ != State::kReady) return;
   if (result.error().rpcCode != 0) {
-    // A refused change leaves the server without any filter: the one it took before is
-    // asked for again, once (a refusal of that one too is final).
-    if (changing && listenUris_ != subscribedUris_) {
+    // A refused change leaves the server without any filter: one without the resources it
+    // added is asked for (a refusal of that one too, with nothing new in it, is final).
+    if (givenUp > 0) {
       listen();
       return;
     }
@@ -149,22 +149,54 @@ void Client::relisten() {
 }
 
 void Client::onListenAcknowledged() {
-  listenAckTimer_.cancel();
   acknowledgedUris_ = listenUris_;
-  // A change made since this stream opened waits for the stream that carries it.
-  if (listenUris_ == subscribedUris_) settleListenWaiters(Json::object());
+  settleAcknowledged();
+}
+
+void Client::settleAcknowledged() {
+  std::vector<ListenWaiter> waiting;
+  for (auto& waiter : std::exchange(listenWaiters_, {})) {
+    // A change made after this stream opened waits for the stream that carries it.
+    if (waiter.adding != acknowledgedUris_.contains(waiter.uri)) {
+      waiting.push_back(std::move(waiter));
+      continue;
+    }
+    asio::post(io_, [done = std::move(waiter.done)] { done(Json::object()); });
+  }
+  listenWaiters_ = std::move(waiting);
+  if (listenWaiters_.empty()) listenAckTimer_.cancel();
+}
+
+std::size_t Client::failCarried(const Error& error) {
+  std::size_t givenUp = 0;
+  std::vector<ListenWaiter> waiting;
+  for (auto& waiter : std::exchange(listenWaiters_, {})) {
+    if (waiter.adding == acknowledgedUris_.contains(waiter.uri)) {
+      // In effect already: an earlier stream that the server acknowledged carried it.
+      asio::post(io_, [done = std::move(waiter.done)] { done(Json::object()); });
+    } else if (!waiter.adding && !listenUris_.contains(waiter.uri)) {
+      // A removal the failed stream carried is in effect all the same: no stream of the
+      // server's follows the resource any more, and none kaja opens will.
+      asio::post(io_, [done = std::move(waiter.done)] { done(Json::object()); });
+    } else if (waiter.adding && listenUris_.contains(waiter.uri)) {
+      // An addition it carried is given up.
+      if (subscribedUris_.erase(waiter.uri) > 0) ++givenUp;
+      asio::post(io_, [done = std::move(waiter.done), error] { done(std::unexpected(error)); });
+    } else {
+      // Not sent yet: the reopen already on its way carries it.
+      waiting.push_back(std::move(waiter));
+    }
+  }
+  listenWaiters_ = std::move(waiting);
+  if (listenWaiters_.empty()) listenAckTimer_.cancel();
+  return givenUp;
 }
 
 void Client::failListenWaiters(const Error& error) {
-  subscribedUris_ = acknowledgedUris_;
-  settleListenWaiters(std::unexpected(error));
-}
-
-void Client::settleListenWaiters(const Result<Json>& result) {
-  if (listenWaiters_.empty()) return;
   listenAckTimer_.cancel();
+  subscribedUris_ = acknowledgedUris_;
   for (auto& waiter : std::exchange(listenWaiters_, {})) {
-    asio::post(io_, [waiter = std::move(waiter), result] { waiter(result); });
+    asio::post(io_, [done = std::move(waiter.done), error] { done(std::unexpected(error)); });
   }
 }
 
@@ -195,7 +227,7 @@ std::int64_t Client::subscribe(const std::string& method, const Json& params, Re
       asio::post(io_, [done = std::move(done)] { done(Json::object()); });
     } else {
       // The same change is on its way: this request shares its outcome.
-      listenWaiters_.push_back(std::move(done));
+      listenWaiters_.push_back({text, adding, std::move(done)});
     }
     return id;
   }
@@ -213,7 +245,7 @@ std::int64_t Client::subscribe(const std::string& method, const Json& params, Re
   } else {
     subscribedUris_.erase(text);
   }
-  listenWaiters_.push_back(std::move(done));
+  listenWaiters_.push_back({text, adding, std::move(done)});
   relistenSoon();
   return id;
 }

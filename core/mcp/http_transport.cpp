@@ -113,6 +113,7 @@ void HttpTransport::closeStreamOf(const Json& cancelled) {
     exchanges_.erase(it);
     return;
   }
+  for (auto& [resumeKey, resuming] : resuming_) resuming->waiting.erase(key);
 }
 
 void HttpTransport::releaseBeforeListen() {

@@ -166,6 +166,9 @@ class HttpTransport final : public Transport, public std::enable_shared_from_thi
   std::unique_ptr<net::HttpWorker> worker_;
   TransportHandlers handlers_;
   std::map<std::uint64_t, Exchange> exchanges_;
+  /// Resumed streams waiting out their reconnect delay, by a key of their own: a cancel
+  /// meanwhile takes its request off the one it would have resumed.
+  std::map<std::uint64_t, std::shared_ptr<Exchange>> resuming_;
   std::uint64_t nextKey_ = 1;
   std::vector<std::shared_ptr<boost::asio::steady_timer>> timers_;
   std::unique_ptr<boost::asio::steady_timer> closeTimer_;

@@ -62,8 +62,15 @@ void HttpTransport::resume(const Exchange& exchange, const std::string& why) {
   next->resumeAttempt = exchange.resumeAttempt + 1;
   next->sse.setLastEventId(exchange.sse.lastEventId());
   ++resumptions_;
+  const std::uint64_t key = nextKey_++;
+  resuming_.emplace(key, next);
   after(reconnectDelay(exchange.sse.retry(), options_.defaultRetry, next->resumeAttempt),
-        [this, next] { launch(std::move(*next)); });
+        [this, key, next] {
+          resuming_.erase(key);
+          // Every request it would have resumed was cancelled meanwhile.
+          if (next->waiting.empty()) return;
+          launch(std::move(*next));
+        });
 }
 
 void HttpTransport::sessionExpired(Exchange exchange) {
