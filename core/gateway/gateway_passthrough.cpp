@@ -124,6 +124,14 @@ void GatewaySession::listEverywhere(const mcp::Request& request, const std::stri
   }
 }
 
+bool GatewaySession::endChange(const std::string& uri, std::uint64_t change) {
+  const auto it = subscriptionChanges_.find(uri);
+  if (it == subscriptionChanges_.end()) return false;
+  const bool latest = it->second.latest == change;
+  if (--it->second.inFlight <= 0) subscriptionChanges_.erase(it);
+  return latest;
+}
+
 void GatewaySession::forward(const mcp::Request& request) {
   Json params = request.params.is_object() ? request.params : Json::object();
   Gateway::Impl& gateway = *gateway_;
@@ -139,6 +147,10 @@ void GatewaySession::forward(const mcp::Request& request) {
     // nothing at the server.
     if (shared || !subscribed_.contains(uri)) {
       subscribed_.erase(uri);
+      // A subscribe of this client still on its way no longer decides.
+      if (auto it = subscriptionChanges_.find(uri); it != subscriptionChanges_.end()) {
+        it->second.latest = ++lastChange_;
+      }
       return respond(request.id, Json::object());
     }
   }
@@ -214,31 +226,45 @@ void GatewaySession::forward(const mcp::Request& request) {
   if (refusedAsRunning(request.id, key)) return;
   // The resource counts as followed from now, so that the per-client limit sees subscribes
   // in flight and another client's unsubscribe meanwhile is not passed on.
-  const bool reserved = request.method == "resources/subscribe" && !subscribed_.contains(uri);
-  if (reserved) subscribed_[uri] = ability;
+  const bool subscribing = request.method == "resources/subscribe";
+  const bool reserved = subscribing && !subscribed_.contains(uri);
+  if (subscribing) subscribed_[uri] = ability;
+  std::uint64_t change = 0;
+  if (subscribing || request.method == "resources/unsubscribe") {
+    auto& changes = subscriptionChanges_[uri];
+    change = changes.latest = ++lastChange_;
+    ++changes.inFlight;
+  }
   inFlight_[key] = InFlight{ability, HostCall{}, false};
   // What the server asks meanwhile (elicitation, sampling) goes to this client.
   gateway.running.emplace(ability, RunningCall{weak_from_this(), request.id, requestLogLevel_});
   gateway.use(ability);
   auto finish = [weak = weak_from_this(), gateway = std::weak_ptr(gateway_), ability,
-                 id = request.id, key, method = request.method, uri,
-                 reserved](Result<Json> result) {
+                 id = request.id, key, method = request.method, uri, reserved,
+                 change](Result<Json> result) {
     auto impl = gateway.lock();
     if (impl) impl->release(ability);
     auto self = weak.lock();
+    const bool subscribing = method == "resources/subscribe";
     // A subscribe that ended after its client left (the server may have taken it even when
     // cancelled) is undone, unless another client follows the resource.
-    if (method == "resources/subscribe" && (!self || self->ended_) && impl) {
-      impl->unsubscribeUnlessHeld(ability, uri);
-    }
+    if (subscribing && (!self || self->ended_) && impl) impl->unsubscribeUnlessHeld(ability, uri);
     if (!self) return;
     auto it = self->inFlight_.find(key);
     const bool cancelled = it != self->inFlight_.end() && it->second.cancelled;
     if (it != self->inFlight_.end()) self->inFlight_.erase(it);
     self->forgetRunning(ability, id);
-    // This client alone gets the updates of what it subscribed to.
-    if (!result && reserved && method == "resources/subscribe") self->subscribed_.erase(uri);
-    if (result && method == "resources/unsubscribe") self->subscribed_.erase(uri);
+    // This client alone gets the updates of what it subscribed to, as its latest change of
+    // the resource left them.
+    if (change != 0 && self->endChange(uri, change) && !self->ended_) {
+      if (subscribing && result) self->subscribed_[uri] = ability;
+      if (!subscribing && result) self->subscribed_.erase(uri);
+      if (subscribing && !result && reserved) {
+        // Failed or cancelled, it may still have reached the server.
+        self->subscribed_.erase(uri);
+        if (impl) impl->unsubscribeUnlessHeld(ability, uri);
+      }
+    }
     if (!cancelled) self->respond(id, std::move(result));
   };
   // A lazy server starts first. The client may cancel the request like a call: the server

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <boost/asio/steady_timer.hpp>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -211,6 +212,16 @@ class GatewaySession final : public server::Session,
   mcp::RequestLedger<Asked> asked_;           ///< requests kaja sent the client
   /// Resource URIs the client subscribed to, with the ability that serves each.
   std::map<std::string, std::string> subscribed_;
+  /// The subscribes and unsubscribes of one resource in flight: the latest alone says
+  /// whether the client follows it once they end (an earlier answer may come later).
+  struct SubscriptionChange {
+    std::uint64_t latest = 0;
+    int inFlight = 0;
+  };
+  std::map<std::string, SubscriptionChange> subscriptionChanges_;
+  std::uint64_t lastChange_ = 0;
+  /// Records the end of change `change` to `uri`; returns true when it was the latest.
+  bool endChange(const std::string& uri, std::uint64_t change);
   std::optional<Listening> listening_;  ///< a 2026-07-28 client's open listen stream
 
   // Input rounds of a stateless session's one request.

@@ -362,6 +362,55 @@ TEST_F(ServeSubscriptionTest, ASubscribeOnItsWayWhenItsClientLeavesIsUndone) {
   EXPECT_EQ(followed(staying, 5), "[]");
 }
 
+// Found by a review: an unsubscribe and then a subscribe of the same resource, both in
+// flight, left the client following nothing in kaja's books once both were answered (the
+// unsubscribe's answer came first and removed what the subscribe had kept), so kaja never
+// ended the server's subscription when the client went away. The latest of a client's
+// changes to a resource decides.
+TEST_F(ServeSubscriptionTest, TheLatestOfAClientsChangesDecidesWhatItFollows) {
+  ASSERT_NE(port_, 0) << env_.serveErrors();
+  const std::string client = open2025();
+  const std::string observer = open2025();
+  ASSERT_FALSE(client.empty() || observer.empty()) << env_.serveErrors();
+  ASSERT_EQ(request2025(client, "resources/list", json::object(), 2).status, 200);
+  ASSERT_EQ(request2025(client, "resources/subscribe", {{"uri", "test://slow-again"}}, 3).status,
+            200);
+  Headers headers = headers2025(client);
+  headers.emplace_back("Accept", "application/json, text/event-stream");
+  headers.emplace_back("Content-Type", "application/json");
+  // Both answered 2 s after they reach the server, the unsubscribe first.
+  testing::RawHttp unsubscribe(port_);
+  testing::RawHttp subscribe(port_);
+  ASSERT_TRUE(unsubscribe.connected() && subscribe.connected());
+  const json off = {{"jsonrpc", "2.0"},
+                    {"id", 4},
+                    {"method", "resources/unsubscribe"},
+                    {"params", {{"uri", "test://slow-again"}}}};
+  const json on = {{"jsonrpc", "2.0"},
+                   {"id", 5},
+                   {"method", "resources/subscribe"},
+                   {"params", {{"uri", "test://slow-again"}}}};
+  ASSERT_TRUE(unsubscribe.write(testing::httpRequest("POST", off.dump(), headers)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(subscribe.write(testing::httpRequest("POST", on.dump(), headers)));
+  EXPECT_TRUE(answerOf(unsubscribe.readResponse(10)).contains("result"));
+  EXPECT_TRUE(answerOf(subscribe.readResponse(10)).contains("result"));
+  EXPECT_EQ(followed(observer, 2), R"(["test://slow-again"])");
+  // kaja counts the client as following it: once the client goes, so does the subscription.
+  testing::RawHttp http(port_);
+  ASSERT_TRUE(http.connected());
+  http.write(testing::httpRequest("DELETE", "", headers2025(client)));
+  EXPECT_LT(http.readResponse(10).status, 300);
+  std::string now;
+  EXPECT_TRUE(eventually(
+      [&] {
+        now = followed(observer, 3);
+        return now == "[]";
+      },
+      10))
+      << now;
+}
+
 // Found by a review: another client's unsubscribe, sent while a subscribe of the same
 // resource was on its way, was passed on to the server, because a subscribe counted only
 // once answered; the subscriber was then told it followed a resource nobody followed.

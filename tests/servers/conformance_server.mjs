@@ -451,7 +451,8 @@ function registerProtocolHandlers(server) {
   low.setRequestHandler('resources/subscribe', async (request) => {
     subscriptions.add(request.params.uri);
     // For kaja's tests: a URI starting test://slow is taken at once but answered after 2 s,
-    // which holds the subscribe in flight (a cancel does not undo it).
+    // which holds the subscribe (or the unsubscribe below) in flight; a cancel does not
+    // undo it.
     if (String(request.params.uri).startsWith('test://slow')) {
       await new Promise((resolve) => setTimeout(resolve, 2000));
     }
@@ -459,6 +460,9 @@ function registerProtocolHandlers(server) {
   });
   low.setRequestHandler('resources/unsubscribe', async (request) => {
     subscriptions.delete(request.params.uri);
+    if (String(request.params.uri).startsWith('test://slow')) {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+    }
     return {};
   });
   low.setRequestHandler('logging/setLevel', async (request) => {
