@@ -14,7 +14,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
       g++ cmake make pkg-config ca-certificates dpkg-dev file nodejs npm \
       libtomlplusplus-dev nlohmann-json3-dev libcurl4-openssl-dev libarchive-dev libboost-dev \
-      libssl-dev libicu-dev libgtest-dev libgmock-dev \
+      libssl-dev nettle-dev libicu-dev libgtest-dev libgmock-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
