@@ -3,6 +3,7 @@
 #include <toml++/toml.h>
 
 #include <cstdio>
+#include <vector>
 
 #include "core/util/sys.h"
 
@@ -173,6 +174,78 @@ void appendTable(std::string& out, const TomlValue& table, const std::string& pr
   }
 }
 
+// The most dotted parts one key may have. toml++ nests a table for each part and recurses
+// that deep, so a key of 100,000 parts (200 KB of text) overflows the stack; arrays and
+// inline tables it limits itself, at 256.
+constexpr std::size_t kMaxKeyParts = 128;
+
+/// Returns the line of the first key (in a key-value pair, a table header or an inline
+/// table) with more than kMaxKeyParts dotted parts, or 0 when there is none. A light reading
+/// of TOML's lexical rules: strings and comments are skipped, and only keys are counted, so
+/// the dots of floats and of text are not.
+std::size_t lineOfOverlongKey(std::string_view text) {
+  std::vector<char> open;  // '[' arrays and '{' inline tables the reader is inside
+  bool inKey = true;       // at a line's start, or after '{' or ',' in an inline table
+  bool header = false;     // inside a [table] or [[array]] header
+  std::size_t parts = 1;
+  std::size_t line = 1;
+  std::size_t i = 0;
+  const auto skipString = [&](char quote) {
+    const bool multi = text.substr(i, 3) == std::string(3, quote);
+    const std::string close = multi ? std::string(3, quote) : std::string(1, quote);
+    i += close.size();
+    while (i < text.size() && text.compare(i, close.size(), close) != 0) {
+      if (text[i] == '\\' && quote == '"') ++i;
+      if (i < text.size() && text[i] == '\n') ++line;
+      ++i;
+    }
+    i += close.size();
+  };
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '"' || c == '\'') {
+      skipString(c);
+      continue;
+    }
+    if (c == '#') {
+      while (i < text.size() && text[i] != '\n') ++i;
+      continue;
+    }
+    if (c == '\n') {
+      ++line;
+      if (open.empty()) {
+        inKey = true;
+        header = false;
+        parts = 1;
+      }
+    } else if (inKey || header) {
+      if (c == '.') {
+        if (++parts > kMaxKeyParts) return line;
+      } else if (c == '[' && inKey && open.empty() && parts == 1) {
+        header = true;
+        inKey = false;
+      } else if (c == '=' && inKey) {
+        inKey = false;
+      } else if (c == ']' && header) {
+        header = false;
+      }
+    } else if (c == '[' || c == '{') {
+      open.push_back(c);
+      if (c == '{') {
+        inKey = true;
+        parts = 1;
+      }
+    } else if ((c == ']' || c == '}') && !open.empty()) {
+      open.pop_back();
+    } else if (c == ',' && !open.empty() && open.back() == '{') {
+      inKey = true;
+      parts = 1;
+    }
+    ++i;
+  }
+  return 0;
+}
+
 }  // namespace
 
 const TomlValue* TomlValue::find(std::string_view key) const {
@@ -217,6 +290,12 @@ Result<TomlValue> parseTomlFile(const std::string& path) {
 }
 
 Result<TomlValue> parseTomlText(std::string_view text, const std::string& sourceName) {
+  if (const std::size_t line = lineOfOverlongKey(text); line != 0) {
+    return fail(ErrorCode::kInvalidConfig,
+                "not valid TOML for kaja: a key has more than " + std::to_string(kMaxKeyParts) +
+                    " dotted parts",
+                sourceName + ":" + std::to_string(line));
+  }
   return parseWith([&] { return toml::parse(text, sourceName); }, sourceName);
 }
 
