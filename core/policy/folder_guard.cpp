@@ -172,14 +172,13 @@ std::expected<CheckedPath, Refusal> FolderGuard::checkOne(const Ability& ability
                                          " write may hold.");
   }
   std::string expanded = expandHome(given, home_);
+  // Where a relative path lands depends on the server's working folder, which kaja cannot
+  // see: "../../x" may climb out of every folder, into kaja's own files as much as anywhere.
   if (!expanded.starts_with("/")) {
-    if (anyReadOnly_ || anyBackup_ || relativeReachesKaja_) {
-      return refuse(rule::kRelativePath,
-                    describePath(argument, given) +
-                        " is a relative path; while a folder is read-only, backed up or holds "
-                        "kaja's own files, paths must be absolute or start with ~/.");
-    }
-    return CheckedPath{argument, given, {}, nullptr, {}};
+    return refuse(rule::kRelativePath,
+                  describePath(argument, given) +
+                      " is a relative path; a write must land in the persona's folders, and "
+                      "kaja can check only a path that is absolute or starts with ~/.");
   }
   auto readings = resolveInterpretations(expanded);
   if (!readings) {

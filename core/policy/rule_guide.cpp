@@ -25,8 +25,8 @@ constexpr RuleGuide kGuides[] = {
      "a path in the call's arguments lands outside every folder the persona gives the ability",
      "kaja persona folder add PERSONA PATH gives it another folder"},
     {rule::kRelativePath,
-     "a path in the call's arguments is relative while a folder is read-only or backed up, so "
-     "kaja cannot tell where it lands",
+     "a path in the call's arguments is relative, so kaja cannot tell where it lands (that "
+     "depends on the server's working folder)",
      "give the path as an absolute path or as ~/…"},
     {rule::kUnsafePath,
      "a path in the call's arguments holds a character no path kaja lets a server write may "

@@ -144,18 +144,26 @@ TEST_F(FolderGuardTest, DotDotEscapesAreRefused) {
   EXPECT_EQ(past.error().rule, rule::kReadOnlyFolder);
 }
 
-TEST_F(FolderGuardTest, RelativePathsAreRefusedWhileAFolderIsReadOnlyOrBackedUp) {
+// Found by an outside review: with writable folders only, a relative path went unchecked,
+// and "../../../…/secrets.toml" overwrote kaja's secrets and its audit log, wherever the
+// server's working folder was. A relative path is refused whenever a write is checked.
+TEST_F(FolderGuardTest, RelativePathsAreRefusedForEveryFolderKind) {
   auto g = writerGuard();
   auto result = check(g, {{"path", "notes/a.md"}});
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().rule, rule::kRelativePath);
-  EXPECT_THAT(result.error().message, HasSubstr("must be absolute or start with ~/"));
+  EXPECT_THAT(result.error().message, HasSubstr("absolute or starts with ~/"));
   EXPECT_FALSE(check(g, {{"path", "~bob/a.md"}}));
 
   auto backedUp = guard({{"~/notes", false, true}});
   EXPECT_FALSE(check(backedUp, {{"path", "a.md"}}));
   auto writable = guard({{"~/notes", false, false}});
-  EXPECT_TRUE(check(writable, {{"path", "a.md"}}));  // nothing to protect: unchecked
+  for (const char* given : {"a.md", "./a.md", "../../../../../../../../tmp/x", "..", "."}) {
+    auto relative = check(writable, {{"path", given}});
+    ASSERT_FALSE(relative) << given;
+    EXPECT_EQ(relative.error().rule, rule::kRelativePath) << given;
+  }
+  EXPECT_TRUE(check(writable, {{"path", "~/notes/a.md"}}));
 }
 
 TEST_F(FolderGuardTest, NewFilesAreCheckedThroughTheirParent) {
