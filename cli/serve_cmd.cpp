@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <memory>
 
@@ -18,6 +17,7 @@
 #include "core/gateway/gateway.h"
 #include "core/server/http_front.h"
 #include "core/server/stdio_front.h"
+#include "core/util/sys.h"
 #include "personas/activation.h"
 #include "personas/persona_resolver.h"
 
@@ -43,10 +43,14 @@ struct ServeSettings {
 
 // Reads a bearer token from `path`: the file's first line, at least 16 characters.
 core::Result<std::string> readToken(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return core::fail(core::ErrorCode::kUsage, "cannot read the token file " + path);
-  std::string token;
-  std::getline(in, token);
+  // A regular file of at most 64 KB: /dev/zero or a FIFO given by mistake must neither fill
+  // memory nor hang the start.
+  auto text = core::readRegularFile(path, 64 * 1024, "the token file");
+  if (!text) {
+    return core::fail(core::ErrorCode::kUsage,
+                      "cannot read the token file " + path + ": " + text.error().message);
+  }
+  std::string token = text->substr(0, text->find('\n'));
   while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
   if (token.size() < 16) {
     return core::fail(core::ErrorCode::kUsage,

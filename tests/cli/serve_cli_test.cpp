@@ -4,6 +4,7 @@
 // cancellation, resources, prompts and the server's own sampling and elicitation requests.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -299,6 +300,24 @@ TEST_F(ServeCliTest, AnApprovalTimeoutOutsideASecondToADayIsAUsageError) {
     EXPECT_EQ(result.exitCode, 2) << wait << ": " << result.err;
     EXPECT_THAT(result.err, HasSubstr("--approval-timeout")) << wait;
     EXPECT_TRUE(result.out.empty()) << result.out;
+  }
+}
+
+// Found by an outside review: --token-file /dev/zero grew kaja to 1 GB in 6 s, and a FIFO
+// hung the start with no word. The token file must be a regular file of at most 64 KB.
+TEST_F(ServeCliTest, ATokenFileThatIsNoSmallRegularFileIsAUsageError) {
+  const std::string fifo = env_.root.path() + "/token.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string big = env_.root.path() + "/token.big";
+  env_.root.write("token.big", std::string(70 * 1024, 'x'));
+  for (const std::string& file : {std::string("/dev/zero"), fifo, big}) {
+    testing::RunOptions run;
+    run.timeoutSeconds = 30;
+    auto result = testing::runCommandWith(
+        {testing::ServeFixture::kajaBin(), "serve", "--http", "127.0.0.1:0", "--token-file", file},
+        env_.env(), run);
+    EXPECT_EQ(result.exitCode, 2) << file << ": " << result.err;
+    EXPECT_THAT(result.err, HasSubstr("cannot read the token file " + file)) << result.err;
   }
 }
 
