@@ -45,7 +45,7 @@ struct ServeSettings {
 core::Result<std::string> readToken(const std::string& path) {
   // A regular file of at most 64 KB: /dev/zero or a FIFO given by mistake must neither fill
   // memory nor hang the start.
-  auto text = core::readRegularFile(path, 64 * 1024, "the token file");
+  auto text = core::readRegularFile(path, std::size_t{64} * 1024, "the token file");
   if (!text) {
     return core::fail(core::ErrorCode::kUsage,
                       "cannot read the token file " + path + ": " + text.error().message);
