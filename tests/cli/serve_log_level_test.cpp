@@ -3,6 +3,7 @@
 // A 2026-07-28 client names a level in each request's _meta; a 2025 client sets one for its
 // session with logging/setLevel. One client's level must not bring log messages to another
 // client's calls, which is how a gateway with one connection per server could leak them.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -248,6 +249,37 @@ TEST_F(ServeLegacyLogLevelTest, TheServerGetsTheLowestLevelOfTheLiveClients) {
       },
       10))
       << now;
+}
+
+// Found by an outside review: resources/read of a file: URI was passed to the server
+// whatever it named, so a client (or a model given a resource-reading tool) read kaja's
+// secrets.toml through a server whose root held kaja's folders. kaja refuses a file: URI
+// that lands in its own folders, in any spelling, before any server sees it.
+TEST_F(ServeLegacyLogLevelTest, AResourceReadOfKajasOwnFilesIsRefusedInEverySpelling) {
+  ASSERT_NE(port_, 0) << env_.serveErrors();
+  env_.root.write("config/kaja/secrets.toml", "[keys]\nx = \"secret\"\n");
+  const std::string config = env_.root.path() + "/config/kaja";
+  const std::string session = open2025();
+  ASSERT_FALSE(session.empty()) << env_.serveErrors();
+  const std::string base = env_.root.path() + "/config";
+  int id = 2;
+  for (const std::string& uri :
+       {"file://" + config + "/secrets.toml", "file://localhost" + config + "/secrets.toml",
+        "FILE://" + config + "/secrets.toml", "file://" + base + "/%6baja/secrets.toml",
+        "file://" + config + "/../kaja/./secrets.toml", "file:" + config + "/secrets.toml",
+        "file://" + base + "/KAJA/secrets.toml", "file://" + config,
+        "file://" + env_.root.path() + "/data/kaja/audit.jsonl"}) {
+    const auto reply = request2025(session, "resources/read", {{"uri", uri}}, id++);
+    const json body = answerOf(reply);
+    ASSERT_TRUE(body.is_object()) << uri << ": " << reply.body;
+    EXPECT_EQ(body.value("error", json::object()).value("code", 0), -32602) << uri << body.dump();
+    EXPECT_THAT(body.dump(), ::testing::HasSubstr("its own files")) << uri;
+    EXPECT_THAT(body.dump(), ::testing::Not(::testing::HasSubstr("secret\\\""))) << uri;
+  }
+  // Any other file: URI is the server's to answer.
+  const json other =
+      answerOf(request2025(session, "resources/read", {{"uri", "file:///etc/hostname"}}, id++));
+  EXPECT_THAT(other.dump(), ::testing::Not(::testing::HasSubstr("its own files")));
 }
 
 // Found by an outside review: a client that went away (here: its session deleted) kept
