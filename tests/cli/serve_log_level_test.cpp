@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
@@ -39,12 +40,17 @@ class ServeHttpTest : public ::testing::Test {
     port_ = env_.httpPort("logs");
   }
 
-  testing::HttpReply send(const json& message, Headers headers) {
+  /// `message` as a POST to /mcp with `headers` and those every POST carries.
+  static std::string post(const json& message, Headers headers) {
     headers.emplace_back("Accept", "application/json, text/event-stream");
     headers.emplace_back("Content-Type", "application/json");
+    return testing::httpRequest("POST", message.dump(), headers);
+  }
+
+  testing::HttpReply send(const json& message, Headers headers) {
     testing::RawHttp http(port_);
     if (!http.connected()) return {};
-    http.write(testing::httpRequest("POST", message.dump(), headers));
+    http.write(post(message, std::move(headers)));
     return http.readResponse(60);
   }
 
@@ -82,6 +88,24 @@ class ServeHttpTest : public ::testing::Test {
 
   static Headers headers2025(const std::string& session) {
     return {{"Mcp-Session-Id", session}, {"MCP-Protocol-Version", "2025-11-25"}};
+  }
+
+  /// Sends a 2025 request on a connection of its own and does not wait: the answer is read
+  /// from the connection returned (nullptr when it could not be sent).
+  std::unique_ptr<testing::RawHttp> start2025(const std::string& session, const std::string& method,
+                                              const json& params, int id) {
+    auto http = std::make_unique<testing::RawHttp>(port_);
+    const json message = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
+    if (!http->connected() || !http->write(post(message, headers2025(session)))) return nullptr;
+    return http;
+  }
+
+  /// Ends a 2025 session with DELETE; returns the HTTP status (0 with no answer).
+  int delete2025(const std::string& session) {
+    testing::RawHttp http(port_);
+    if (!http.connected()) return 0;
+    http.write(testing::httpRequest("DELETE", "", headers2025(session)));
+    return http.readResponse(10).status;
   }
 
   testing::HttpReply request2025(const std::string& session, const std::string& method,
@@ -237,10 +261,8 @@ TEST_F(ServeLegacyLogLevelTest, TheServerGetsTheLowestLevelOfTheLiveClients) {
   ASSERT_EQ(request2025(chatty, "logging/setLevel", {{"level", "warning"}}, 3).status, 200);
   EXPECT_EQ(serverLevel(4), "warning");
   // Once the talkative client is gone, the server may say less.
-  testing::RawHttp http(port_);
-  ASSERT_TRUE(http.connected());
-  http.write(testing::httpRequest("DELETE", "", headers2025(chatty)));
-  EXPECT_LT(http.readResponse(10).status, 300);
+  const int deleted = delete2025(chatty);
+  EXPECT_TRUE(deleted >= 200 && deleted < 300) << deleted;
   std::string now;
   EXPECT_TRUE(eventually(
       [&, id = 5]() mutable {
@@ -360,16 +382,8 @@ TEST_F(ServeSubscriptionTest, ASubscribeOnItsWayWhenItsClientLeavesIsUndone) {
   ASSERT_FALSE(leaving.empty() || staying.empty()) << env_.serveErrors();
   ASSERT_EQ(request2025(leaving, "resources/list", json::object(), 2).status, 200);
   // The server takes test://slow-leaving at once and answers 2 s later.
-  testing::RawHttp pending(port_);
-  ASSERT_TRUE(pending.connected());
-  Headers headers = headers2025(leaving);
-  headers.emplace_back("Accept", "application/json, text/event-stream");
-  headers.emplace_back("Content-Type", "application/json");
-  const json subscribe = {{"jsonrpc", "2.0"},
-                          {"id", 3},
-                          {"method", "resources/subscribe"},
-                          {"params", {{"uri", "test://slow-leaving"}}}};
-  ASSERT_TRUE(pending.write(testing::httpRequest("POST", subscribe.dump(), headers)));
+  auto pending = start2025(leaving, "resources/subscribe", {{"uri", "test://slow-leaving"}}, 3);
+  ASSERT_TRUE(pending);
   std::string now;
   ASSERT_TRUE(eventually(
       [&] {
@@ -378,10 +392,8 @@ TEST_F(ServeSubscriptionTest, ASubscribeOnItsWayWhenItsClientLeavesIsUndone) {
       },
       10))
       << now;
-  testing::RawHttp http(port_);
-  ASSERT_TRUE(http.connected());
-  http.write(testing::httpRequest("DELETE", "", headers2025(leaving)));
-  EXPECT_LT(http.readResponse(10).status, 300);
+  const int deleted = delete2025(leaving);
+  EXPECT_TRUE(deleted >= 200 && deleted < 300) << deleted;
   EXPECT_TRUE(eventually(
       [&] {
         now = followed(staying, 4);
@@ -407,32 +419,18 @@ TEST_F(ServeSubscriptionTest, TheLatestOfAClientsChangesDecidesWhatItFollows) {
   ASSERT_EQ(request2025(client, "resources/list", json::object(), 2).status, 200);
   ASSERT_EQ(request2025(client, "resources/subscribe", {{"uri", "test://slow-again"}}, 3).status,
             200);
-  Headers headers = headers2025(client);
-  headers.emplace_back("Accept", "application/json, text/event-stream");
-  headers.emplace_back("Content-Type", "application/json");
   // Both answered 2 s after they reach the server, the unsubscribe first.
-  testing::RawHttp unsubscribe(port_);
-  testing::RawHttp subscribe(port_);
-  ASSERT_TRUE(unsubscribe.connected() && subscribe.connected());
-  const json off = {{"jsonrpc", "2.0"},
-                    {"id", 4},
-                    {"method", "resources/unsubscribe"},
-                    {"params", {{"uri", "test://slow-again"}}}};
-  const json on = {{"jsonrpc", "2.0"},
-                   {"id", 5},
-                   {"method", "resources/subscribe"},
-                   {"params", {{"uri", "test://slow-again"}}}};
-  ASSERT_TRUE(unsubscribe.write(testing::httpRequest("POST", off.dump(), headers)));
+  auto unsubscribe = start2025(client, "resources/unsubscribe", {{"uri", "test://slow-again"}}, 4);
+  ASSERT_TRUE(unsubscribe);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  ASSERT_TRUE(subscribe.write(testing::httpRequest("POST", on.dump(), headers)));
-  EXPECT_TRUE(answerOf(unsubscribe.readResponse(10)).contains("result"));
-  EXPECT_TRUE(answerOf(subscribe.readResponse(10)).contains("result"));
+  auto subscribe = start2025(client, "resources/subscribe", {{"uri", "test://slow-again"}}, 5);
+  ASSERT_TRUE(subscribe);
+  EXPECT_TRUE(answerOf(unsubscribe->readResponse(10)).contains("result"));
+  EXPECT_TRUE(answerOf(subscribe->readResponse(10)).contains("result"));
   EXPECT_EQ(followed(observer, 2), R"(["test://slow-again"])");
   // kaja counts the client as following it: once the client goes, so does the subscription.
-  testing::RawHttp http(port_);
-  ASSERT_TRUE(http.connected());
-  http.write(testing::httpRequest("DELETE", "", headers2025(client)));
-  EXPECT_LT(http.readResponse(10).status, 300);
+  const int deleted = delete2025(client);
+  EXPECT_TRUE(deleted >= 200 && deleted < 300) << deleted;
   std::string now;
   EXPECT_TRUE(eventually(
       [&] {
@@ -454,22 +452,14 @@ TEST_F(ServeSubscriptionTest, AnUnsubscribeWhileAnotherClientsSubscribeIsOnItsWa
   ASSERT_EQ(request2025(first, "resources/list", json::object(), 2).status, 200);
   ASSERT_EQ(request2025(first, "resources/subscribe", {{"uri", "test://slow-shared"}}, 3).status,
             200);
-  testing::RawHttp pending(port_);
-  ASSERT_TRUE(pending.connected());
-  Headers headers = headers2025(second);
-  headers.emplace_back("Accept", "application/json, text/event-stream");
-  headers.emplace_back("Content-Type", "application/json");
-  const json subscribe = {{"jsonrpc", "2.0"},
-                          {"id", 2},
-                          {"method", "resources/subscribe"},
-                          {"params", {{"uri", "test://slow-shared"}}}};
-  ASSERT_TRUE(pending.write(testing::httpRequest("POST", subscribe.dump(), headers)));
+  auto pending = start2025(second, "resources/subscribe", {{"uri", "test://slow-shared"}}, 2);
+  ASSERT_TRUE(pending);
   // Time for the gateway to take the second subscribe, well inside the server's 2 s.
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const auto reply =
       request2025(first, "resources/unsubscribe", {{"uri", "test://slow-shared"}}, 4);
   EXPECT_TRUE(answerOf(reply).contains("result")) << reply.body;
-  const auto answered = pending.readResponse(10);
+  const auto answered = pending->readResponse(10);
   EXPECT_TRUE(answerOf(answered).contains("result")) << answered.body;
   EXPECT_EQ(followed(second, 3), R"(["test://slow-shared"])");
 }
