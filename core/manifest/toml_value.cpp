@@ -218,6 +218,11 @@ std::size_t lineOfOverlongKey(std::string_view text) {
         header = false;
         parts = 1;
       }
+    } else if (c == '}' && !header && !open.empty() && open.back() == '{') {
+      // An empty inline table, or one closed after a trailing comma, ends where a key
+      // would start.
+      open.pop_back();
+      inKey = false;
     } else if (inKey || header) {
       if (c == '.') {
         if (++parts > kMaxKeyParts) return line;

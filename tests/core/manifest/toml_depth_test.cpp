@@ -53,5 +53,23 @@ TEST(TomlDepthTest, KeysUpToTheLimitAndDotsOutsideKeysAreRead) {
   EXPECT_FALSE(parseTomlText(dotted(129) + " = 1\n", "one-over.toml"));
 }
 
+// Found by the manifest fuzz target (after 5,918,978 executions): an empty inline table
+// ("{}") was taken for the start of a key, so the reader thought itself still inside it, and
+// the dots of every header after it were added up; 18 short headers then made kaja refuse a
+// file it had written itself.
+TEST(TomlDepthTest, AnEmptyInlineTableEndsWhereItCloses) {
+  for (const std::string& opening :
+       {std::string("a = [{ b = [{}] }]\n"), std::string("a = { b = {}, c = { } }\n"),
+        std::string("a = [{}, {},]\n")}) {
+    std::string text = opening;
+    for (int i = 1; i <= 20; ++i) text += "[h." + dotted(static_cast<std::size_t>(i)) + "]\n";
+    auto parsed = parseTomlText(text, "ok.toml");
+    EXPECT_TRUE(parsed) << opening << parsed.error().describe();
+  }
+  // The keys inside it are still counted.
+  EXPECT_FALSE(parseTomlText("a = [{ " + dotted(129) + " = 1 }]\n", "over.toml"));
+  EXPECT_FALSE(parseTomlText("a = [{}]\n" + dotted(129) + " = 1\n", "over.toml"));
+}
+
 }  // namespace
 }  // namespace kaja::core
