@@ -2,35 +2,9 @@
 
 #include <cctype>
 
+#include "core/util/percent.h"
+
 namespace kaja::core::auth {
-namespace {
-
-int hexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string decode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '+') {
-      out += ' ';
-    } else if (c == '%' && i + 2 < text.size() && hexValue(text[i + 1]) >= 0 &&
-               hexValue(text[i + 2]) >= 0) {
-      out += static_cast<char>(hexValue(text[i + 1]) * 16 + hexValue(text[i + 2]));
-      i += 2;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string percentEncode(std::string_view text) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -69,8 +43,9 @@ std::map<std::string, std::string> parseQuery(std::string_view query) {
     const std::string_view pair = query.substr(pos, end - pos);
     if (!pair.empty()) {
       const std::size_t eq = pair.find('=');
-      out.emplace(decode(pair.substr(0, eq)),
-                  eq == std::string_view::npos ? std::string() : decode(pair.substr(eq + 1)));
+      out.emplace(
+          percentDecode(pair.substr(0, eq), true),
+          eq == std::string_view::npos ? std::string() : percentDecode(pair.substr(eq + 1), true));
     }
     pos = end + 1;
   }

@@ -1,7 +1,6 @@
 // What passes through a session to the servers besides tools: resources, prompts and
 // completion, gathered from every server or routed to the one that offers them.
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -9,64 +8,13 @@
 #include "core/gateway/gateway_session.h"
 #include "core/gateway/gateway_util.h"
 #include "core/mcp/client.h"
-#include "core/policy/path_resolver.h"
+#include "core/policy/own_files.h"
 
 namespace kaja::core::gateway {
 
 using mcp::Json;
 
 namespace {
-
-/// Returns the path a file: URI names, percent-decoded and without its host (a server may
-/// ignore "localhost" or any other), or nullopt for another scheme.
-std::optional<std::string> fileUriPath(std::string_view uri) {
-  if (uri.size() < 5 || !std::equal(uri.begin(), uri.begin() + 5, "file:", [](char a, char b) {
-        return std::tolower(static_cast<unsigned char>(a)) == b;
-      })) {
-    return std::nullopt;
-  }
-  std::string_view rest = uri.substr(5);
-  if (rest.starts_with("//")) {
-    rest.remove_prefix(2);
-    const std::size_t slash = rest.find('/');
-    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
-  }
-  std::string path;
-  for (std::size_t i = 0; i < rest.size(); ++i) {
-    if (rest[i] == '%' && i + 2 < rest.size() &&
-        std::isxdigit(static_cast<unsigned char>(rest[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(rest[i + 2]))) {
-      path += static_cast<char>(std::stoi(std::string(rest.substr(i + 1, 2)), nullptr, 16));
-      i += 2;
-    } else {
-      path += rest[i];
-    }
-  }
-  return path;
-}
-
-/// Returns why a resources/read of `uri` is refused: a file: URI whose path, in any reading a
-/// server may give it, lands in one of kaja's own folders (its settings with the secrets,
-/// its data with the audit log). "" when it is not.
-std::string readsKajaOwn(const std::string& uri, const std::vector<std::string>& kajaFolders) {
-  const auto path = fileUriPath(uri);
-  if (!path || kajaFolders.empty()) return "";
-  std::string refusal =
-      "kaja does not let a server read its own files (settings, secrets, "
-      "data, audit log); " +
-      mcp::clip(uri, 120) + " names one of them";
-  if (!path->starts_with("/")) return refusal;
-  auto readings = policy::resolveInterpretations(*path);
-  if (!readings) return refusal;
-  for (const auto& folder : kajaFolders) {
-    auto resolved = policy::resolvePath(folder);
-    if (!resolved) continue;
-    for (const auto& reading : *readings) {
-      if (policy::isWithinEquivalent(reading, *resolved)) return refusal;
-    }
-  }
-  return "";
-}
 
 // The pages of one list kaja reads from each server.
 constexpr int kMaxPages = 20;
@@ -191,11 +139,6 @@ bool GatewaySession::endChange(const std::string& uri, std::uint64_t change) {
 void GatewaySession::forward(const mcp::Request& request) {
   Json params = request.params.is_object() ? request.params : Json::object();
   Gateway::Impl& gateway = *gateway_;
-  if (request.method == "resources/read") {
-    const std::string refusal =
-        readsKajaOwn(stringAt(params, "uri"), gateway.options.pipeline.kajaFolders);
-    if (!refusal.empty()) return respondError(request.id, rpc::kInvalidParams, refusal);
-  }
   // kaja holds one subscription per resource for all its clients: one client's unsubscribe
   // must not end another's updates.
   if (request.method == "resources/unsubscribe") {
@@ -270,6 +213,25 @@ void GatewaySession::forward(const mcp::Request& request) {
                         "no ability of persona \"" + gateway.config.persona + "\" offers " +
                             mcp::clip(capability == "prompts" ? promptName : uri, 120) + "; list " +
                             capability + " first");
+  }
+  // No server is handed a name for kaja's own files (its secrets, its audit log): not as the
+  // resource to read or follow, nor as a prompt's argument.
+  if (request.method == "resources/read" || request.method == "resources/subscribe" ||
+      request.method == "prompts/get") {
+    const auto& pipeline = gateway.options.pipeline;
+    const policy::OwnFiles own(pipeline.kajaFolders,
+                               pipeline.spillDir.empty()
+                                   ? std::vector<std::string>()
+                                   : std::vector<std::string>{pipeline.spillDir},
+                               gateway.options.home);
+    auto refusal =
+        request.method == "prompts/get"
+            ? own.checkArguments(params.value("arguments", Json::object()), {}, false, ability)
+            : own.checkUri(uri, ability);
+    if (refusal) {
+      return respondError(request.id, rpc::kInvalidParams,
+                          "kaja refused the request (" + refusal->rule + "): " + refusal->message);
+    }
   }
   std::function<void(const mcp::Progress&)> onProgress;
   Json progressToken = params.value("_meta", Json::object()).value("progressToken", Json());

@@ -14,6 +14,7 @@
 
 #include "core/policy/backup.h"
 #include "core/policy/folder_guard.h"
+#include "core/policy/own_files.h"
 
 namespace kaja::core::policy {
 namespace {
@@ -141,6 +142,7 @@ struct CallPipeline::Running {
   mcp::Json arguments;
   AsyncCallFunction send;
   std::function<void(CallOutcome)> done;
+  std::vector<std::string> declared;  ///< the argument names the tool's schema declares
   bool write = false;
   std::optional<FolderGuard> guard;
   std::vector<CheckedPath> paths;
@@ -183,7 +185,7 @@ void CallPipeline::finish(const std::shared_ptr<Running>& running, CallOutcome o
       record.isError = outcome.result->isError();
     }
     record.isError = record.isError || outcome.error.has_value();
-    record.argumentNames = argumentNames(running->arguments);
+    record.argumentNames = argumentNames(running->arguments, running->declared);
     // A failing audit log must not hide the call's own outcome; it is reported beside it.
     if (auto written = audit_->append(record); !written && !outcome.error) {
       outcome.error = written.error();
@@ -219,6 +221,7 @@ void CallPipeline::callAsync(const CallScope& scope, const FilteredTools& filter
     finish(running, refused(notOffered(filtered, scope.ability.name, tool)));
     return;
   }
+  running->declared = declaredArguments(offered->inputSchema);
   if (scope.sandboxed) {
     if (auto refusal = localOnlyArgRefusal(scope.ability, tool, args)) {
       finish(running, refused(std::move(*refusal)));
@@ -230,16 +233,25 @@ void CallPipeline::callAsync(const CallScope& scope, const FilteredTools& filter
   running->write = isWrite(*offered, scope.ability, args);
   ApprovalPolicy policy{scope.ability.approval, options_.confirmList};
 
-  // 3. Folder check, before anyone is asked (K15). A read is checked only for kaja's own
-  // folders (its keys among them), where a persona folder holds them.
-  if (!running->write && !options_.kajaFolders.empty() && !scope.entry.roots.empty()) {
-    auto created = FolderGuard::create(usableRoots(scope.ability, scope.entry), scope.home,
-                                       options_.kajaFolders);
-    if (created) {
-      if (auto refusal = created->checkRead(scope.ability, args)) {
-        finish(running, refused(std::move(*refusal)));
-        return;
-      }
+  // 3. Folder check, before anyone is asked (K15). No call, read or write, may name kaja's
+  // own files; a write must also land in the persona's writable folders.
+  if (!options_.kajaFolders.empty()) {
+    // A relative path may reach kaja's files where a persona folder holds them, since the
+    // server's working folder may be there too.
+    bool relativeReaches = false;
+    if (!running->write && !scope.entry.roots.empty()) {
+      auto created = FolderGuard::create(usableRoots(scope.ability, scope.entry), scope.home,
+                                         options_.kajaFolders);
+      relativeReaches = created && created->holdsKajaOwn();
+    }
+    const OwnFiles own(options_.kajaFolders,
+                       options_.spillDir.empty() ? std::vector<std::string>()
+                                                 : std::vector<std::string>{options_.spillDir},
+                       scope.home);
+    if (auto refusal =
+            own.checkArguments(args, scope.ability.pathArgs, relativeReaches, scope.ability.name)) {
+      finish(running, refused(std::move(*refusal)));
+      return;
     }
   }
   if (running->write) {

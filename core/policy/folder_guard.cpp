@@ -218,55 +218,21 @@ std::expected<CheckedPath, Refusal> FolderGuard::checkOne(const Ability& ability
   return checked;
 }
 
-std::optional<Refusal> FolderGuard::checkRead(const Ability& ability,
-                                              const mcp::Json& arguments) const {
-  if (!relativeReachesKaja_ || !arguments.is_object()) return std::nullopt;
-  for (const auto& argument : ability.pathArgs) {
-    auto it = arguments.find(argument);
-    if (it == arguments.end()) continue;
-    std::vector<std::string> values;
-    if (it->is_string()) values.push_back(it->get<std::string>());
-    if (it->is_array()) {
-      for (const auto& value : *it) {
-        if (value.is_string()) values.push_back(value.get<std::string>());
-      }
-    }
-    for (const auto& given : values) {
-      std::string expanded = expandHome(given, home_);
-      if (!expanded.starts_with("/")) {
-        return Refusal{std::string(rule::kRelativePath),
-                       describePath(argument, given) +
-                           " is a relative path; while a folder holds kaja's own files, paths "
-                           "must be absolute or start with ~/."};
-      }
-      auto readings = resolveInterpretations(expanded);
-      if (!readings) {
-        return Refusal{std::string(rule::kOutsideFolders),
-                       describePath(argument, given) +
-                           " cannot be checked: " + readings.error().message + "."};
-      }
-      for (const auto& reading : *readings) {
-        for (const auto& folder : folders_) {
-          if (folder.kajaOwn && isWithinEquivalent(reading, folder.resolved)) {
-            return Refusal{std::string(rule::kOutsideFolders),
-                           describePath(argument, given) + " is in kaja's own folder " +
-                               folder.given + " (its settings, keys and data), which " +
-                               ability.name + " may not read."};
-          }
-        }
-      }
-    }
-  }
-  return std::nullopt;
-}
-
 std::expected<std::vector<CheckedPath>, Refusal> FolderGuard::check(
     const Ability& ability, const mcp::Json& arguments) const {
   std::vector<CheckedPath> checked;
   if (folders_.empty() || !arguments.is_object()) return checked;
   for (const auto& argument : ability.pathArgs) {
     auto it = arguments.find(argument);
-    if (it == arguments.end() || it->is_null()) continue;
+    if (it == arguments.end()) continue;
+    // A server may read null as "the default", which may be its working folder: a place
+    // kaja cannot see.
+    if (it->is_null()) {
+      return refuse(rule::kOutsideFolders,
+                    "Argument " + argument +
+                        " is null, and a server may read that as a folder of its own choosing; "
+                        "leave the argument out or give a path in the persona's folders.");
+    }
     std::vector<std::string> values;
     bool wellFormed = it->is_string();
     if (wellFormed) {

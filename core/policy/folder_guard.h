@@ -66,11 +66,6 @@ class FolderGuard {
   /// naming the argument, the path and the rule. With no folders there is nothing to guard
   /// and every path passes unchecked (an empty list). A relative path is refused while any
   /// folder is read-only or backed up, and passes unchecked otherwise.
-  /// For a call that only reads: returns a refusal when any reading of a path argument lands
-  /// in kaja's own folders (settings, keys, audit, backups), which a persona folder holds.
-  [[nodiscard]] std::optional<Refusal> checkRead(const Ability& ability,
-                                                 const mcp::Json& arguments) const;
-
   [[nodiscard]] std::expected<std::vector<CheckedPath>, Refusal> check(
       const Ability& ability, const mcp::Json& arguments) const;
 
@@ -87,6 +82,8 @@ class FolderGuard {
   [[nodiscard]] bool anyReadOnly() const { return anyReadOnly_; }
   /// Returns true when any folder is backed up.
   [[nodiscard]] bool anyBackup() const { return anyBackup_; }
+  /// Returns true when a folder holds one of kaja's own folders.
+  [[nodiscard]] bool holdsKajaOwn() const { return relativeReachesKaja_; }
 
  private:
   std::expected<CheckedPath, Refusal> checkOne(const Ability& ability, const std::string& argument,

@@ -18,6 +18,7 @@ inline constexpr std::string_view kOutsideFolders = "K15 outside folders";
 inline constexpr std::string_view kRelativePath = "K15 relative path";
 inline constexpr std::string_view kUnsafePath = "K15 unsafe path";
 inline constexpr std::string_view kLinkedFile = "K15 linked file";
+inline constexpr std::string_view kKajaFiles = "K15 kaja's own files";
 inline constexpr std::string_view kArguments = "K11 arguments too deep";
 inline constexpr std::string_view kBackup = "K16 backup";
 inline constexpr std::string_view kApproval = "K11 approval";

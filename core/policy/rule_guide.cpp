@@ -38,6 +38,12 @@ constexpr RuleGuide kGuides[] = {
      "lies in a read-only folder or in kaja's own, so it changes no such file",
      "if the file is yours to change, give it a name of its own first (cp F F.new && mv F.new "
      "F), then call again"},
+    {rule::kKajaFiles,
+     "the call or request names a file in kaja's own folders (its settings with the keys and "
+     "sign-in tokens, its data with the audit log and backups), by any spelling, symlink or "
+     "hard link: kaja gives no server those files, whatever folders the persona gives",
+     "use kaja's own commands for them (kaja config, kaja audit, kaja backups); the whole "
+     "text of a cut result, kept in the outputs folder, stays readable"},
     {rule::kArguments, "the arguments nest deeper than kaja checks paths in",
      "flatten the arguments; no real tool needs that depth"},
     {rule::kBackup,

@@ -295,13 +295,50 @@ TEST_F(ServeLegacyLogLevelTest, AResourceReadOfKajasOwnFilesIsRefusedInEverySpel
     const json body = answerOf(reply);
     ASSERT_TRUE(body.is_object()) << uri << ": " << reply.body;
     EXPECT_EQ(body.value("error", json::object()).value("code", 0), -32602) << uri << body.dump();
-    EXPECT_THAT(body.dump(), ::testing::HasSubstr("its own files")) << uri;
+    EXPECT_THAT(body.dump(), ::testing::HasSubstr("K15 kaja's own files")) << uri;
     EXPECT_THAT(body.dump(), ::testing::Not(::testing::HasSubstr("secret\\\""))) << uri;
   }
   // Any other file: URI is the server's to answer.
   const json other =
       answerOf(request2025(session, "resources/read", {{"uri", "file:///etc/hostname"}}, id++));
-  EXPECT_THAT(other.dump(), ::testing::Not(::testing::HasSubstr("its own files")));
+  EXPECT_THAT(other.dump(), ::testing::Not(::testing::HasSubstr("K15 kaja's own files")));
+}
+
+// Found by an outside review: a prompt's arguments went to the server unread, so a prompt
+// that reads the file it is given (as many embed a resource) handed out kaja's secrets.
+// Every argument that reads as a path is checked; so is a resource to follow.
+TEST_F(ServeLegacyLogLevelTest, PromptArgumentsAndSubscriptionsNamingKajasOwnFilesAreRefused) {
+  ASSERT_NE(port_, 0) << env_.serveErrors();
+  env_.root.write("config/kaja/secrets.toml", "[keys]\nx = \"secret\"\n");
+  env_.root.write("home/proj/notes.txt", "mine");
+  const std::string config = env_.root.path() + "/config/kaja";
+  const std::string session = open2025();
+  ASSERT_FALSE(session.empty()) << env_.serveErrors();
+  int id = 2;
+  const auto refusedWith = [&](const std::string& method, const json& params) {
+    const json body = answerOf(request2025(session, method, params, id++));
+    return body.value("error", json::object()).value("code", 0) == -32602 &&
+           body.dump().find("K15 kaja's own files") != std::string::npos;
+  };
+  const json secretUris = {"file://" + config + "/secrets.toml",
+                           "file://" + env_.root.path() + "/config/%4BAJA/secrets.toml"};
+  for (const auto& uri : secretUris) {
+    EXPECT_TRUE(refusedWith("prompts/get", {{"name", "ref__test_prompt_with_embedded_resource"},
+                                            {"arguments", {{"resourceUri", uri}}}}))
+        << uri;
+    EXPECT_TRUE(refusedWith("resources/subscribe", {{"uri", uri}})) << uri;
+  }
+  EXPECT_TRUE(refusedWith(
+      "prompts/get",
+      {{"name", "ref__test_prompt_with_arguments"},
+       {"arguments", {{"arg1", "plain"}, {"arg2", config + "/../kaja/secrets.toml"}}}}));
+  // A prompt naming anything else is the server's to answer.
+  const json fine = answerOf(request2025(
+      session, "prompts/get",
+      {{"name", "ref__test_prompt_with_arguments"},
+       {"arguments", {{"arg1", env_.root.path() + "/home/proj/notes.txt"}, {"arg2", "two"}}}},
+      id++));
+  EXPECT_THAT(fine.dump(), ::testing::HasSubstr("Prompt with arguments")) << fine.dump();
 }
 
 // Found by an outside review: a client that went away (here: its session deleted) kept

@@ -141,7 +141,8 @@ TEST_F(TypoErrorsCliTest, EveryRuleKajaRefusesByIsExplainedByHelpRules) {
       core::policy::rule::kUnsafePath,      core::policy::rule::kArguments,
       core::policy::rule::kBackup,          core::policy::rule::kApproval,
       core::policy::rule::kConfirmList,     core::policy::rule::kPromptInjection,
-      core::policy::rule::kLocalOnlyArg,    core::policy::rule::kLinkedFile};
+      core::policy::rule::kLocalOnlyArg,    core::policy::rule::kLinkedFile,
+      core::policy::rule::kKajaFiles};
   auto all = kaja({"help", "rules"});
   ASSERT_EQ(all.exitCode, 0) << all.err;
   for (auto rule : rules) {

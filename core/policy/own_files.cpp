@@ -1,0 +1,222 @@
+#include "core/policy/own_files.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <utility>
+
+#include "core/mcp/json_rpc.h"
+#include "core/paths.h"
+#include "core/policy/path_resolver.h"
+#include "core/util/percent.h"
+#include "core/util/quote.h"
+
+namespace kaja::core::policy {
+namespace {
+
+// More path-like strings than this in one call are refused rather than each resolved.
+constexpr std::size_t kMaxPathsPerCall = 1024;
+// A longer path cannot be opened in one system call (PATH_MAX), so it names nothing.
+constexpr std::size_t kMaxPathBytes = 4096;
+// The files of one of kaja's folders compared with a file that has other names.
+constexpr std::size_t kMaxFilesCompared = 4096;
+
+bool startsWithFileScheme(std::string_view text) {
+  return text.size() >= 5 &&
+         std::equal(text.begin(), text.begin() + 5, "file:", [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == b;
+         });
+}
+
+// Returns true when `text` may be meant as a path: it starts with `/`, `~/` or `file:`, and
+// has no control character, which no path a person types holds.
+bool looksLikePath(std::string_view text) {
+  if (text.empty() || text.size() >= kMaxPathBytes) return false;
+  if (!(text.front() == '/' || text == "~" || text.starts_with("~/") ||
+        startsWithFileScheme(text))) {
+    return false;
+  }
+  return std::none_of(text.begin(), text.end(),
+                      [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; });
+}
+
+Refusal refusal(std::string message) {
+  return Refusal{std::string(rule::kKajaFiles), std::move(message)};
+}
+
+}  // namespace
+
+std::optional<std::string> fileUriPath(std::string_view uri) {
+  if (!startsWithFileScheme(uri)) return std::nullopt;
+  std::string_view rest = uri.substr(5);
+  if (rest.starts_with("//")) {
+    rest.remove_prefix(2);
+    const std::size_t slash = rest.find('/');
+    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
+  }
+  // A query or fragment is not part of the path.
+  rest = rest.substr(0, rest.find_first_of("?#"));
+  return percentDecode(rest);
+}
+
+OwnFiles::OwnFiles(const std::vector<std::string>& folders,
+                   const std::vector<std::string>& readable, std::string home)
+    : home_(std::move(home)) {
+  for (const auto& folder : folders) {
+    if (auto resolved = resolvePath(folder)) folders_.push_back({folder, std::move(*resolved)});
+  }
+  for (const auto& folder : readable) {
+    if (auto resolved = resolvePath(folder)) readable_.push_back(std::move(*resolved));
+  }
+}
+
+const OwnFiles::Folder* OwnFiles::landing(const std::string& reading) const {
+  // Only the physical spelling of a readable folder is readable: an equivalent one
+  // ("OUTPUTS") may be another folder on a case-sensitive disk.
+  if (std::any_of(readable_.begin(), readable_.end(),
+                  [&](const std::string& open) { return isWithin(reading, open); })) {
+    return nullptr;
+  }
+  for (const auto& folder : folders_) {
+    if (isWithinEquivalent(reading, folder.resolved)) return &folder;
+  }
+  return nullptr;
+}
+
+std::string OwnFiles::sameFileAs(const std::string& reading) const {
+  struct stat target {};
+  if (::stat(reading.c_str(), &target) != 0 || !S_ISREG(target.st_mode) || target.st_nlink < 2) {
+    return "";
+  }
+  // kaja's secrets, tokens, settings and audit log lie at the top of its folders.
+  for (const auto& folder : folders_) {
+    DIR* dir = ::opendir(folder.resolved.c_str());
+    if (dir == nullptr) continue;
+    std::size_t seen = 0;
+    std::string found;
+    while (const dirent* entry = ::readdir(dir)) {
+      if (++seen > kMaxFilesCompared) break;
+      const std::string path = folder.resolved + "/" + entry->d_name;
+      struct stat own {};
+      if (::lstat(path.c_str(), &own) == 0 && S_ISREG(own.st_mode) && own.st_dev == target.st_dev &&
+          own.st_ino == target.st_ino) {
+        found = path;
+        break;
+      }
+    }
+    ::closedir(dir);
+    if (!found.empty()) return found;
+  }
+  return "";
+}
+
+std::optional<Refusal> OwnFiles::checkPath(const std::string& what, const std::string& given,
+                                           bool strict, std::string_view who) const {
+  const std::string expanded = expandHome(given, home_);
+  if (!expanded.starts_with("/")) return std::nullopt;
+  auto readings = resolveInterpretations(expanded);
+  if (!readings) {
+    // A path the kernel cannot resolve (a loop, a name too long) no server can open either,
+    // so outside a path argument its text alone is judged; more readings than kaja follows
+    // may hide one that lands in its files.
+    if (strict || readings.error().code == ErrorCode::kRefused) {
+      return refusal(
+          what + " cannot be checked against kaja's own files: " + readings.error().message + ".");
+    }
+    readings = std::vector<std::string>{collapseLexically(expanded)};
+  }
+  for (const auto& reading : *readings) {
+    if (const Folder* folder = landing(reading)) {
+      return refusal(what + (reading == readings->front() ? " is in" : " may be read as ") +
+                     (reading == readings->front() ? "" : quoteForMessage(reading) + ", in") +
+                     " kaja's own folder " + quoteForMessage(folder->given) +
+                     " (its settings, keys, audit log and backups), which kaja gives no server; " +
+                     std::string(who) + " may not read or change it.");
+    }
+    if (const std::string same = sameFileAs(reading); !same.empty()) {
+      return refusal(what + " is another name (a hard link) of kaja's own file " +
+                     quoteForMessage(same) + ", which kaja gives no server; " + std::string(who) +
+                     " may not read or change it.");
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Refusal> OwnFiles::checkArguments(const mcp::Json& arguments,
+                                                const std::vector<std::string>& pathArgs,
+                                                bool refuseRelative, std::string_view who) const {
+  if (empty()) return std::nullopt;
+  std::size_t checked = 0;
+  const auto tooMany = [&] {
+    return refusal("The arguments hold more than " + std::to_string(kMaxPathsPerCall) +
+                   " paths, more than kaja checks against its own files in one call; send "
+                   "fewer at a time.");
+  };
+  // The path arguments: every value is a path, however it is spelled.
+  std::vector<const mcp::Json*> skipped;
+  if (arguments.is_object()) {
+    for (const auto& name : pathArgs) {
+      const auto it = arguments.find(name);
+      if (it == arguments.end()) continue;
+      std::vector<std::string> values;
+      if (it->is_string()) values.push_back(it->get<std::string>());
+      if (it->is_array()) {
+        for (const auto& value : *it) {
+          if (value.is_string()) values.push_back(value.get<std::string>());
+        }
+      }
+      for (const auto& given : values) {
+        if (++checked > kMaxPathsPerCall) return tooMany();
+        const std::string what = "Argument " + name + " (" + quoteForMessage(given) + ")";
+        const std::string path = startsWithFileScheme(given) ? *fileUriPath(given) : given;
+        if (refuseRelative && !expandHome(path, home_).starts_with("/")) {
+          return refusal(what +
+                         " is a relative path; while a persona folder holds kaja's own files, "
+                         "paths must be absolute or start with ~/.");
+        }
+        if (auto refused = checkPath(what, path, true, who)) return refused;
+      }
+      skipped.push_back(&*it);
+    }
+  }
+  // Every other string that reads as a path: a server may take any argument as one.
+  std::vector<std::pair<const mcp::Json*, std::string>> pending = {{&arguments, ""}};
+  while (!pending.empty()) {
+    auto [value, where] = std::move(pending.back());
+    pending.pop_back();
+    if (std::find(skipped.begin(), skipped.end(), value) != skipped.end()) continue;
+    if (value->is_object()) {
+      for (const auto& item : value->items()) {
+        pending.emplace_back(&item.value(), where.empty() ? item.key() : where + "." + item.key());
+      }
+    } else if (value->is_array()) {
+      std::size_t index = 0;
+      for (const auto& item : *value) {
+        pending.emplace_back(&item, where + "[" + std::to_string(index++) + "]");
+      }
+    } else if (value->is_string()) {
+      const auto& text = value->get_ref<const std::string&>();
+      if (!looksLikePath(text)) continue;
+      if (++checked > kMaxPathsPerCall) return tooMany();
+      const std::string what =
+          "Argument " + quoteForMessage(mcp::clip(where, 120)) + " (" + quoteForMessage(text) + ")";
+      const auto path = startsWithFileScheme(text) ? fileUriPath(text) : std::optional(text);
+      if (auto refused = checkPath(what, *path, false, who)) return refused;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Refusal> OwnFiles::checkUri(std::string_view uri, std::string_view who) const {
+  const auto path = fileUriPath(uri);
+  if (!path || empty()) return std::nullopt;
+  const std::string what = "The URI " + quoteForMessage(uri);
+  if (!expandHome(*path, home_).starts_with("/")) {
+    return refusal(what + " names a relative path, which kaja cannot check against its own files.");
+  }
+  return checkPath(what, *path, true, who);
+}
+
+}  // namespace kaja::core::policy

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/mcp/types.h"
+#include "core/policy/refusal.h"
+
+namespace kaja::core::policy {
+
+/// kaja's own files (K15): its settings folder, which holds the secrets and sign-in tokens,
+/// and its data folder, which holds the audit log and the backups. No request kaja passes on
+/// may name anything in them, whatever folders the persona gives and whether it reads or
+/// writes: not in any spelling a server may read (`..`, case, Unicode look-alikes, `~/`,
+/// percent-encoding in a file: URI), not through a symlink and not through another name of
+/// one of their files (a hard link). Folders kaja fills for the model to read (the whole
+/// text the output guard cut) are left out. Immutable after construction.
+class OwnFiles {
+ public:
+  OwnFiles() = default;
+  /// `folders` and `readable` (folders inside them that may be read) are absolute; ones that
+  /// cannot be resolved are left out. `home` is what `~` means.
+  OwnFiles(const std::vector<std::string>& folders, const std::vector<std::string>& readable,
+           std::string home);
+
+  /// Returns true when there are no folders to keep.
+  [[nodiscard]] bool empty() const { return folders_.empty(); }
+
+  /// Returns the refusal when the call's arguments name kaja's own files. Each value of an
+  /// argument in `pathArgs` (a string or a list of strings) is judged as a path: one that
+  /// cannot be resolved is refused, and so is a relative one when `refuseRelative` (a
+  /// persona folder holds kaja's folders, so the server's working folder may too). Every
+  /// other string at any depth that reads as a path (it starts with `/`, `~/` or `file:`)
+  /// is judged too; one that cannot be resolved is judged by its text alone. `who` names the
+  /// ability in the message.
+  [[nodiscard]] std::optional<Refusal> checkArguments(const mcp::Json& arguments,
+                                                      const std::vector<std::string>& pathArgs,
+                                                      bool refuseRelative,
+                                                      std::string_view who) const;
+
+  /// Returns the refusal when `uri`, a file: URI a server is asked to read, names kaja's own
+  /// files or cannot be checked (a relative path after `file:`). Other schemes pass.
+  [[nodiscard]] std::optional<Refusal> checkUri(std::string_view uri, std::string_view who) const;
+
+ private:
+  struct Folder {
+    std::string given;
+    std::string resolved;
+  };
+  /// Returns the refusal for `given`, an absolute or `~/` path, described by `what`.
+  std::optional<Refusal> checkPath(const std::string& what, const std::string& given, bool strict,
+                                   std::string_view who) const;
+  /// Returns the folder of kaja's that `reading` (resolved) lands in, or null.
+  const Folder* landing(const std::string& reading) const;
+  /// Returns the file of kaja's that `reading` is another name of, or "".
+  std::string sameFileAs(const std::string& reading) const;
+
+  std::vector<Folder> folders_;
+  std::vector<std::string> readable_;
+  std::string home_;
+};
+
+/// Returns the path a file: URI names, percent-decoded and without its host (a server may
+/// ignore "localhost" or any other host), or nullopt when `uri` has another scheme.
+std::optional<std::string> fileUriPath(std::string_view uri);
+
+}  // namespace kaja::core::policy

@@ -1,0 +1,166 @@
+// K15 kaja's own files, judged the way a hostile model would try to name them: spellings,
+// symlinks, hard links, URIs, arguments that are not declared paths, floods.
+#include "core/policy/own_files.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "tests/support/temp_dir.h"
+
+namespace kaja::core::policy {
+namespace {
+
+using ::testing::HasSubstr;
+using Json = mcp::Json;
+namespace fs = std::filesystem;
+
+class OwnFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::canonical(dir_.path()).string();
+    home_ = root_ + "/home";
+    config_ = home_ + "/.config/kaja";
+    data_ = home_ + "/.local/share/kaja";
+    dir_.write("home/.config/kaja/secrets.toml", "key = \"SECRET\"\n");
+    dir_.write("home/.local/share/kaja/audit.jsonl", "{}\n");
+    dir_.write("home/.local/share/kaja/outputs/1-fs-read.txt", "the whole text");
+    dir_.write("home/proj/notes.txt", "mine");
+  }
+
+  [[nodiscard]] OwnFiles own() const {
+    return OwnFiles({config_, data_}, {data_ + "/outputs"}, home_);
+  }
+
+  /// The refusal for a call to a tool whose path arguments are "path" and "paths".
+  [[nodiscard]] std::optional<Refusal> check(const Json& arguments,
+                                             bool refuseRelative = false) const {
+    return own().checkArguments(arguments, {"path", "paths"}, refuseRelative, "fs");
+  }
+
+  kaja::testing::TempDir dir_;
+  std::string root_;
+  std::string home_;
+  std::string config_;
+  std::string data_;
+};
+
+TEST_F(OwnFilesTest, EverySpellingOfAPathArgumentIntoKajasFoldersIsRefused) {
+  fs::create_directory_symlink(config_, home_ + "/proj/keys");
+  for (const std::string& path :
+       {std::string("~/.config/kaja/secrets.toml"), config_ + "/secrets.toml",
+        home_ + "/.config/../.config/kaja/secrets.toml", home_ + "/proj/keys/secrets.toml",
+        home_ + "/.config/KAJA/secrets.toml", home_ + "//.local/share/kaja/audit.jsonl",
+        home_ + "/.config/k\u0430ja/secrets.toml", "file://" + config_ + "/secrets.toml",
+        "file://" + home_ + "/.config/%6Baja/secrets.toml", config_,
+        data_ + "/outputs/../audit.jsonl", data_ + "/OUTPUTS/1-fs-read.txt"}) {
+    auto refusal = check({{"path", path}});
+    ASSERT_TRUE(refusal.has_value()) << path << " passed";
+    EXPECT_EQ(refusal->rule, rule::kKajaFiles) << path;
+    EXPECT_THAT(refusal->message, HasSubstr("kaja's own")) << path;
+  }
+  // One among several is enough.
+  EXPECT_TRUE(check({{"paths", Json::array({home_ + "/proj/notes.txt", config_ + "/x"})}}));
+  EXPECT_FALSE(check({{"path", home_ + "/proj/notes.txt"}}));
+}
+
+// The check does not depend on the persona's folders: with none, or with folders that do not
+// hold kaja's, its files are still not handed to a server.
+TEST_F(OwnFilesTest, KajasFilesAreRefusedWhateverFoldersThePersonaGives) {
+  EXPECT_TRUE(check({{"path", "~/.config/kaja/secrets.toml"}}, false));
+  EXPECT_TRUE(check({{"path", "~/.config/kaja/secrets.toml"}}, true));
+}
+
+// Found by an outside review: a hard link to secrets.toml in a project folder read kaja's
+// keys, since no spelling of the link's path leads to kaja's folders.
+TEST_F(OwnFilesTest, AHardLinkToOneOfKajasFilesIsRefused) {
+  fs::create_hard_link(config_ + "/secrets.toml", home_ + "/proj/innocent.txt");
+  auto refusal = check({{"path", home_ + "/proj/innocent.txt"}});
+  ASSERT_TRUE(refusal.has_value());
+  EXPECT_THAT(refusal->message, HasSubstr("hard link"));
+  EXPECT_THAT(refusal->message, HasSubstr("secrets.toml"));
+  // Through a symlink to the link too, and outside the path arguments.
+  fs::create_symlink(home_ + "/proj/innocent.txt", home_ + "/proj/via-symlink");
+  EXPECT_TRUE(check({{"path", home_ + "/proj/via-symlink"}}));
+  EXPECT_TRUE(check({{"query", "file://" + home_ + "/proj/innocent.txt"}}));
+  // A file with two names of the user's own is no concern of this rule.
+  fs::create_hard_link(home_ + "/proj/notes.txt", home_ + "/proj/notes-too.txt");
+  EXPECT_FALSE(check({{"path", home_ + "/proj/notes-too.txt"}}));
+}
+
+// A server may take any argument as a path, not only those the manifest names.
+TEST_F(OwnFilesTest, StringsThatReadAsPathsAnywhereInTheArgumentsAreChecked) {
+  for (const Json& arguments : {
+           Json{{"query", "~/.config/kaja/secrets.toml"}},
+           Json{
+               {"a", Json::array({Json{{"b", "file:///" + config_.substr(1) + "/secrets.toml"}}})}},
+           Json{{"target", "FILE://localhost" + data_ + "/audit.jsonl?x=1#y"}},
+           Json{{"include", Json::array({"/etc/hostname", home_ + "/.config/./kaja"})}},
+       }) {
+    auto refusal = check(arguments);
+    ASSERT_TRUE(refusal.has_value()) << arguments.dump();
+    EXPECT_EQ(refusal->rule, rule::kKajaFiles);
+  }
+  // Text that only starts like a path, and relative names outside path arguments, pass.
+  const std::string longName = "/" + std::string(300, 'x') + " is a comment";
+  for (const Json& arguments : {
+           Json{{"content", "/* a comment */\nint main() {}\n"}},
+           Json{{"content", longName}},
+           Json{{"content", "see .config/kaja/secrets.toml"}},
+           Json{{"n", 3}, {"flag", true}, {"nothing", nullptr}},
+       }) {
+    EXPECT_FALSE(check(arguments).has_value()) << arguments.dump();
+  }
+}
+
+// The whole text of a cut result is kept for the model to read in parts.
+TEST_F(OwnFilesTest, TheOutputsFolderStaysReadable) {
+  EXPECT_FALSE(check({{"path", data_ + "/outputs/1-fs-read.txt"}}));
+  EXPECT_FALSE(check({{"query", "file://" + data_ + "/outputs/1-fs-read.txt"}}));
+  EXPECT_TRUE(check({{"path", data_ + "/outputs/../backups"}}));
+}
+
+TEST_F(OwnFilesTest, RelativePathsAreRefusedOnlyWhereAFolderHoldsKajas) {
+  auto refused = check({{"path", ".config/kaja/secrets.toml"}}, true);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_THAT(refused->message, HasSubstr("relative path"));
+  EXPECT_FALSE(check({{"path", "notes.txt"}}, false));
+}
+
+TEST_F(OwnFilesTest, APathArgumentThatCannotBeResolvedIsRefusedOtherStringsAreReadAsText) {
+  fs::create_symlink(home_ + "/proj/loop-b", home_ + "/proj/loop-a");
+  fs::create_symlink(home_ + "/proj/loop-a", home_ + "/proj/loop-b");
+  auto refused = check({{"path", home_ + "/proj/loop-a/x"}});
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_THAT(refused->message, HasSubstr("cannot be checked"));
+  EXPECT_FALSE(check({{"query", home_ + "/proj/loop-a/x"}}));
+  // Read as text, a loop's spelling into kaja's folders is still refused.
+  EXPECT_TRUE(check({{"query", home_ + "/proj/loop-a/../../.config/kaja/secrets.toml"}}));
+}
+
+TEST_F(OwnFilesTest, AFloodOfPathsIsRefusedNotResolvedOneByOne) {
+  Json many = Json::array();
+  for (int i = 0; i < 1100; ++i) many.push_back(home_ + "/proj/n" + std::to_string(i));
+  auto refused = check({{"paths", many}});
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_THAT(refused->message, HasSubstr("send fewer"));
+  many.erase(many.begin(), many.begin() + 200);
+  EXPECT_FALSE(check({{"paths", many}}));
+}
+
+TEST_F(OwnFilesTest, FileUrisAreCheckedAndOtherSchemesPass) {
+  const OwnFiles files = own();
+  EXPECT_TRUE(files.checkUri("file://" + config_ + "/secrets.toml", "ref"));
+  EXPECT_TRUE(files.checkUri("file:relative/secrets.toml", "ref"));
+  EXPECT_FALSE(files.checkUri("file://" + home_ + "/proj/notes.txt", "ref"));
+  EXPECT_FALSE(files.checkUri("https://example.invalid" + config_ + "/secrets.toml", "ref"));
+  EXPECT_FALSE(OwnFiles().checkUri("file://" + config_ + "/secrets.toml", "ref"));
+  EXPECT_EQ(fileUriPath("file://host/a%20b/c?q#f"), "/a b/c");
+  EXPECT_EQ(fileUriPath("File:/x"), "/x");
+  EXPECT_EQ(fileUriPath("http://x/y"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace kaja::core::policy
