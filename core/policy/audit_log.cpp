@@ -29,11 +29,34 @@ const char* toString(AuditDecision decision) {
   return "failed";
 }
 
-std::vector<std::string> argumentNames(const mcp::Json& arguments) {
+std::vector<std::string> declaredArguments(const mcp::Json& inputSchema) {
+  std::vector<std::string> names;
+  if (!inputSchema.is_object()) return names;
+  const auto properties = inputSchema.find("properties");
+  if (properties == inputSchema.end() || !properties->is_object()) return names;
+  for (const auto& item : properties->items()) names.push_back(item.key());
+  return names;
+}
+
+std::vector<std::string> argumentNames(const mcp::Json& arguments,
+                                       const std::vector<std::string>& declared) {
   std::vector<std::string> names;
   if (!arguments.is_object()) return names;
-  for (const auto& item : arguments.items()) names.push_back(item.key());
+  size_t undeclared = 0;
+  for (const auto& item : arguments.items()) {
+    if (std::find(declared.begin(), declared.end(), item.key()) == declared.end()) {
+      ++undeclared;
+    } else {
+      names.push_back(item.key().substr(0, kMaxAuditName));
+    }
+  }
   std::sort(names.begin(), names.end());
+  if (names.size() > kMaxAuditNames) {
+    const size_t more = names.size() - kMaxAuditNames;
+    names.resize(kMaxAuditNames);
+    names.push_back("(" + std::to_string(more) + " more)");
+  }
+  if (undeclared > 0) names.push_back("(" + std::to_string(undeclared) + " undeclared)");
   return names;
 }
 
@@ -69,7 +92,7 @@ mcp::Json auditRowJson(const AuditRecord& record) {
       {"time", formatIsoUtc(record.time)},
       {"persona", record.persona},
       {"ability", record.ability},
-      {"tool", record.tool},
+      {"tool", record.tool.substr(0, kMaxAuditTool)},
       {"decision", toString(record.decision)},
       {"rule", record.rule},
       {"durationMs", record.duration.count()},

@@ -40,8 +40,21 @@ struct AuditRecord {
   std::vector<std::string> argumentNames;
 };
 
-/// Returns the top-level keys of a call's arguments, sorted; values are never read.
-std::vector<std::string> argumentNames(const mcp::Json& arguments);
+/// Returns the names the tool's `inputSchema` declares (the keys of its "properties").
+std::vector<std::string> declaredArguments(const mcp::Json& inputSchema);
+
+/// Returns the top-level keys of a call's arguments for its audit row, sorted; values are
+/// never read. Only names in `declared` (the tool's schema) are kept as they are, each cut to
+/// kMaxAuditName bytes, at most kMaxAuditNames of them: a model can write anything as a key,
+/// a secret or a megabyte, so any other names are counted in one last entry,
+/// "(N undeclared)", and the rest past the limit in "(N more)".
+std::vector<std::string> argumentNames(const mcp::Json& arguments,
+                                       const std::vector<std::string>& declared);
+
+/// Bounds on what an audit row keeps of a call's argument names and tool name.
+inline constexpr size_t kMaxAuditName = 64;
+inline constexpr size_t kMaxAuditNames = 64;
+inline constexpr size_t kMaxAuditTool = 200;
 
 /// Returns `time` as ISO-8601 UTC with milliseconds: "2026-11-29T19:30:00.123Z".
 std::string formatIsoUtc(std::chrono::system_clock::time_point time);

@@ -213,7 +213,7 @@ Result<mcp::ToolResult> BackupTools::audited(const std::string& tool, const mcp:
       record.resultBytes =
           result->raw.dump(-1, ' ', false, mcp::Json::error_handler_t::replace).size();
     record.isError = !result;
-    record.argumentNames = argumentNames(arguments);
+    record.argumentNames = argumentNames(arguments, {"path", "stamp"});
     if (auto written = audit_->append(record); !written && result) {
       return std::unexpected(written.error());
     }

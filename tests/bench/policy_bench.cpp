@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
     record.persona = "writer";
     record.ability = ability.name;
     record.tool = writeFile->name;
-    record.argumentNames = argumentNames(arguments);
+    record.argumentNames = argumentNames(arguments, declaredArguments(writeFile->inputSchema));
     return log->append(record).has_value();
   };
 

@@ -37,7 +37,7 @@ AuditRecord sample(const mcp::Json& arguments) {
   record.duration = std::chrono::milliseconds{12};
   record.resultBytes = 345;
   record.isError = true;
-  record.argumentNames = argumentNames(arguments);
+  record.argumentNames = argumentNames(arguments, {"path", "content", "options", "list"});
   return record;
 }
 
@@ -91,8 +91,9 @@ TEST(AuditLogTest, ArgumentValuesNeverAppear) {
   EXPECT_THAT(text, Not(HasSubstr("SECRET")));
   EXPECT_THAT(text, Not(HasSubstr("hunter2")));
   EXPECT_THAT(text, HasSubstr("\"arguments\":[\"content\",\"list\",\"options\",\"path\"]"));
-  EXPECT_THAT(argumentNames(arguments), ElementsAre("content", "list", "options", "path"));
-  EXPECT_TRUE(argumentNames(mcp::Json::array({"x"})).empty());
+  EXPECT_THAT(argumentNames(arguments, {"path", "content", "options", "list"}),
+              ElementsAre("content", "list", "options", "path"));
+  EXPECT_TRUE(argumentNames(mcp::Json::array({"x"}), {"x"}).empty());
 }
 
 TEST(AuditLogTest, AppendsAcrossReopensAndKeepsHostileNamesOnOneLine) {
@@ -110,6 +111,49 @@ TEST(AuditLogTest, AppendsAcrossReopensAndKeepsHostileNamesOnOneLine) {
   auto lines = rows(second->path());
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[1]["tool"], hostile.tool);
+}
+
+// Found by an outside review: a model can write anything as an argument's name. A name of
+// 1.1 MB made the row longer than kaja audit reads, so the call vanished from the log, and a
+// secret sent as a name was written to it. Only names the tool's schema declares are kept.
+TEST(AuditLogTest, ArgumentNamesTheSchemaDoesNotDeclareAreCountedNotWritten) {
+  kaja::testing::TempDir dir;
+  auto log = AuditLog::open(dir.path());
+  ASSERT_TRUE(log);
+  const mcp::Json schema = {{"type", "object"},
+                            {"properties", {{"path", {{"type", "string"}}}, {"mode", {}}}}};
+  const std::vector<std::string> declared = declaredArguments(schema);
+  mcp::Json arguments = {
+      {"path", "/x"}, {"sk-live-SECRET-AS-A-NAME", 1}, {std::string(1100 * 1024, 'k'), 2}};
+  AuditRecord record = sample({});
+  record.tool = std::string(1024 * 1024, 't');
+  record.argumentNames = argumentNames(arguments, declared);
+  EXPECT_THAT(record.argumentNames, ElementsAre("path", "(2 undeclared)"));
+  ASSERT_TRUE(log->append(record));
+  const std::string text = readFile(log->path());
+  EXPECT_THAT(text, Not(HasSubstr("SECRET")));
+  EXPECT_LT(text.size(), 4096u);
+  // kaja audit reads the row back.
+  std::vector<AuditRecord> back;
+  auto read = readAuditLog(log->path(), {}, [&](const AuditRecord& row) { back.push_back(row); });
+  ASSERT_TRUE(read) << read.error().describe();
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(read->damaged, 0u);
+  EXPECT_EQ(back[0].tool.size(), kMaxAuditTool);
+
+  // A schema that declares a flood of long names still makes a bounded row.
+  mcp::Json many = mcp::Json::object();
+  std::vector<std::string> wide;
+  for (int i = 0; i < 500; ++i) {
+    wide.push_back(std::to_string(i) + std::string(300, 'n'));
+    many[wide.back()] = i;
+  }
+  auto names = argumentNames(many, wide);
+  ASSERT_EQ(names.size(), kMaxAuditNames + 1);
+  EXPECT_EQ(names.back(), "(436 more)");
+  EXPECT_EQ(names.front().size(), kMaxAuditName);
+  EXPECT_TRUE(declaredArguments(mcp::Json::array()).empty());
+  EXPECT_TRUE(declaredArguments({{"properties", "x"}}).empty());
 }
 
 TEST(AuditLogTest, OpenFailureNamesTheCall) {
