@@ -51,20 +51,13 @@ size_t resultBytes(const mcp::ToolResult& result) {
 Result<std::pair<std::string, std::size_t>> spillText(const std::string& dir,
                                                       const std::string& ability,
                                                       const std::string& tool,
-                                                      const mcp::ToolResult& result) {
+                                                      const mcp::ToolResult& result,
+                                                      std::uint64_t keepBytes) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return fail(ErrorCode::kIo, "could not make " + dir + ": " + ec.message());
   fs::permissions(dir, fs::perms::owner_all, ec);
-  // A week's outputs are kept; older ones go as new ones come.
-  const auto cutoff = fs::file_time_type::clock::now() - std::chrono::hours(24 * 7);
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    std::error_code stat;
-    if (entry.is_regular_file(stat) && entry.last_write_time(stat) < cutoff) {
-      fs::remove(entry.path(), stat);
-    }
-  }
   // The text of every block, and a block of no kind kaja knows (which the guard shows as JSON
   // text) as its JSON; images, audio, blobs and links are not text.
   std::string text;
@@ -87,6 +80,43 @@ Result<std::pair<std::string, std::size_t>> spillText(const std::string& dir,
     }
     if (!text.empty()) text += "\n";
     text += *piece;
+  }
+  if (text.size() > keepBytes) {
+    return fail(ErrorCode::kIo, "the text is " + std::to_string(text.size()) +
+                                    " bytes, more than the " + std::to_string(keepBytes) +
+                                    " bytes kaja keeps of cut results");
+  }
+  // A week's outputs are kept, within keepBytes together: older ones go as new ones come,
+  // and then the oldest others until the new text fits.
+  const auto cutoff = fs::file_time_type::clock::now() - std::chrono::hours(24 * 7);
+  struct Kept {
+    fs::file_time_type time;
+    std::uintmax_t size;
+    fs::path path;
+  };
+  std::vector<Kept> kept;
+  std::uint64_t total = 0;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    std::error_code stat;
+    if (!entry.is_regular_file(stat)) continue;
+    const auto time = entry.last_write_time(stat);
+    const auto size = entry.file_size(stat);
+    if (stat) continue;
+    if (time < cutoff) {
+      fs::remove(entry.path(), stat);
+      continue;
+    }
+    kept.push_back({time, size, entry.path()});
+    total += size;
+  }
+  std::sort(kept.begin(), kept.end(), [](const Kept& a, const Kept& b) {
+    // Names start with the time in microseconds, finer than some disks' clocks.
+    return a.time != b.time ? a.time < b.time : a.path < b.path;
+  });
+  for (const auto& old : kept) {
+    if (total + text.size() <= keepBytes) break;
+    std::error_code removed;
+    if (fs::remove(old.path, removed)) total -= std::min<std::uint64_t>(total, old.size);
   }
   auto safe = [](std::string name) {
     for (char& c : name) {

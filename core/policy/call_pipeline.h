@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -67,13 +68,19 @@ struct CallOutcome {
   std::string spilledTo;             ///< the file that holds the whole text, when it was cut
 };
 
+/// The most bytes of cut results kept in the outputs folder at once.
+inline constexpr std::uint64_t kSpillKeepBytes = std::uint64_t{256} * 1024 * 1024;
+
 /// Writes every text block of `result` (and embedded text resources) whole into a new file
 /// under `dir` (made 0700; the file 0600) named after the time, `ability` and `tool`, and
-/// removes files there older than a week. Returns its path and size.
+/// removes files there older than a week, then the oldest others until the folder holds at
+/// most `keepBytes` with the new file. Returns its path and size. A text larger than
+/// `keepBytes` is not kept (kIo, saying so), and nothing is removed for it.
 Result<std::pair<std::string, std::size_t>> spillText(const std::string& dir,
                                                       const std::string& ability,
                                                       const std::string& tool,
-                                                      const mcp::ToolResult& result);
+                                                      const mcp::ToolResult& result,
+                                                      std::uint64_t keepBytes = kSpillKeepBytes);
 
 /// Every tool call, in one order: filter (its result passed in) → approval decision → folder check
 /// (refusing before anyone is asked, K15) → asking the approver → backup → the call → output guard

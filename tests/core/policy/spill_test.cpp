@@ -2,7 +2,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/policy/call_pipeline.h"
 #include "tests/support/temp_dir.h"
@@ -46,6 +48,30 @@ TEST(SpillTextTest, KeepsTextAndTheJsonOfBlocksOfNoKnownKindButNotMedia) {
   EXPECT_THAT(text, Not(HasSubstr("QUJD")));
   EXPECT_THAT(text, Not(HasSubstr("SU1BR0U=")));
   EXPECT_THAT(text, Not(HasSubstr("file:///c")));
+}
+
+// Found by an outside review: the outputs folder grew without bound, one file per cut
+// result, for a week. It now keeps at most a set number of bytes, the newest first.
+TEST(SpillTextTest, TheOutputsFolderKeepsAtMostItsLimitAndTheNewestFiles) {
+  testing::TempDir dir;
+  const auto textOf = [](char c, std::size_t n) {
+    return resultOf(Json{{"content", {{{"type", "text"}, {"text", std::string(n, c)}}}}});
+  };
+  std::vector<std::string> paths;
+  for (char c : {'a', 'b', 'c'}) {
+    auto kept = spillText(dir.path(), "fs", "read", textOf(c, 400), 1000);
+    ASSERT_TRUE(kept) << kept.error().message;
+    paths.push_back(kept->first);
+  }
+  EXPECT_FALSE(std::filesystem::exists(paths[0])) << "the oldest stays past the limit";
+  EXPECT_EQ(testing::readFile(paths[1]), std::string(400, 'b'));
+  EXPECT_EQ(testing::readFile(paths[2]), std::string(400, 'c'));
+  // A text larger than the whole limit is not kept, and costs the others nothing.
+  auto huge = spillText(dir.path(), "fs", "read", textOf('d', 1001), 1000);
+  ASSERT_FALSE(huge);
+  EXPECT_THAT(huge.error().message, HasSubstr("more than the 1000 bytes"));
+  EXPECT_TRUE(std::filesystem::exists(paths[1]));
+  EXPECT_TRUE(std::filesystem::exists(paths[2]));
 }
 
 }  // namespace
