@@ -131,10 +131,11 @@ void HttpConnection::respond(http::status status, std::string body, const Header
       });
 }
 
-void HttpConnection::beginSse(const HeaderList& headers) {
+void HttpConnection::beginSse(const HeaderList& headers, bool standing) {
   if (!open_) return;
   ++streamGeneration_;
   streaming_ = true;
+  standing_ = standing;
   ending_ = false;
   sseHead_ = std::make_shared<http::response<http::empty_body>>(http::status::ok, 11);
   for (const auto& [name, value] : headers) sseHead_->set(name, value);

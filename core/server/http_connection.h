@@ -57,7 +57,9 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void respond(http::status status, std::string body, const HeaderList& headers = {},
                bool close = false);
   /// Answers the current request with an SSE stream; events follow through pushEvent.
-  void beginSse(const HeaderList& headers);
+  /// `standing`: the stream answers no request in progress (a GET stream, a listen), so at
+  /// the connection limit it may be closed for a new client; it can be opened again.
+  void beginSse(const HeaderList& headers, bool standing = false);
   /// Queues SSE text (whole events). Past maxQueuedBytes unsent, the connection is dropped.
   void pushEvent(const std::string& text);
   /// Waits for the reply to the current request (given later with respond()), watching
@@ -73,6 +75,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   /// True while the connection waits for a request or reads one: no request of its is
   /// being handled and no stream of its is open, so closing it loses nothing.
   [[nodiscard]] bool isBetweenRequests() const { return open_ && parser_.has_value(); }
+  /// True while it carries a standing SSE stream (see beginSse), which may give way.
+  [[nodiscard]] bool isStandingStream() const { return open_ && streaming_ && standing_; }
   [[nodiscard]] std::uint64_t id() const { return id_; }
 
  private:
@@ -101,6 +105,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   std::shared_ptr<http::response<http::empty_body>> sseHead_;
   std::optional<http::response_serializer<http::empty_body>> sseSerializer_;
   bool streaming_ = false;
+  bool standing_ = false;  ///< the stream answers no request in progress: it may give way
   bool awaiting_ = false;
   bool ending_ = false;
   bool writing_ = false;

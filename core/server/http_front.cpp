@@ -83,15 +83,40 @@ void HttpFront::Impl::accept() {
 void HttpFront::Impl::makeRoom() {
   // The oldest connection that only waits for (or is still sending) a request gives way, so
   // that clients holding connections open without finishing a request cannot shut out
-  // others; connections with a call in progress or an open stream are kept.
+  // others; connections with a call in progress are kept.
   std::shared_ptr<HttpConnection> oldest;
+  std::shared_ptr<HttpConnection> oldestStream;
   for (const auto& [id, weak] : connections) {
     auto connection = weak.lock();
-    if (connection && connection->isBetweenRequests() && (!oldest || id < oldest->id())) {
-      oldest = std::move(connection);
+    if (!connection) continue;
+    if (connection->isBetweenRequests() && (!oldest || id < oldest->id())) oldest = connection;
+    if (connection->isStandingStream() && (!oldestStream || id < oldestStream->id())) {
+      oldestStream = connection;
     }
   }
+  // Failing that, the oldest standing stream (a GET stream, a listen) gives way, so that
+  // clients holding streams open cannot shut out new ones either: its client may resume it
+  // (Last-Event-ID) or open it again. A stream that carries a call's answer never does.
+  if (!oldest) oldest = std::move(oldestStream);
   if (oldest) oldest->close();
+}
+
+bool HttpFront::Impl::makeSessionRoom() {
+  // Clients that only opened sessions cannot shut out new ones: the idlest gives way, and its
+  // client is told with 404 on its next request to initialize again, as the protocol says.
+  std::shared_ptr<SessionState> idlest;
+  for (const auto& [id, state] : sessions) {
+    const bool busy =
+        !state->byRequest.empty() ||
+        std::any_of(state->streams.begin(), state->streams.end(), [](const auto& entry) {
+          const auto& connection = entry.second->connection;
+          return connection && connection->isOpen();
+        });
+    if (!busy && (!idlest || state->lastActive < idlest->lastActive)) idlest = state;
+  }
+  if (!idlest) return false;
+  endSession(idlest);
+  return true;
 }
 
 void HttpFront::Impl::sweep() {

@@ -37,6 +37,9 @@ struct ReplyStream {
   /// A 2026-07-28 SSE reply whose HTTP status waits for its first message: an error
   /// response alone goes back as one JSON body with the status it calls for.
   bool deferred = false;
+  /// A stream that stays open for what comes, a 2026-07-28 subscriptions/listen: at the
+  /// connection limit it may give way, as a GET stream may.
+  bool standing = false;
   std::set<std::string> pending;  ///< ids (as JSON text) of requests still unanswered
   std::vector<mcp::Json> jsonReplies;
   std::deque<StreamEvent> replay;
@@ -84,8 +87,11 @@ struct HttpFront::Impl final : HttpHandler, std::enable_shared_from_this<HttpFro
   void handle(const std::shared_ptr<HttpConnection>& connection,
               http::request<http::string_body>& request) override;
   /// At the connection limit: closes the oldest connection that has no request in
-  /// progress, if there is one.
+  /// progress, else the oldest standing stream (a GET stream or a listen), if there is one.
   void makeRoom();
+  /// At the session limit: ends the session that has waited longest with no request in
+  /// progress and no open stream, if there is one. Returns true when it ended one.
+  bool makeSessionRoom();
   void closed(std::uint64_t connectionId) override { connections.erase(connectionId); }
   RouteDecision route(const http::request_header<>& request) const;
   std::shared_ptr<SessionState> findSession(const std::string& id,

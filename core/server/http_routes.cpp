@@ -102,6 +102,18 @@ bool HttpFront::Impl::admit(const std::shared_ptr<HttpConnection>& connection,
                             "send the one it was started with."),
                   {{"WWW-Authenticate", "Bearer"}});
   }
+  // Replies stream as chunked SSE, which HTTP/1.0 does not have.
+  if (request.version() < 11) {
+    return refuse(http::status::http_version_not_supported,
+                  errorBody(-32000,
+                            "kaja speaks MCP over HTTP/1.1; send the request as "
+                            "HTTP/1.1."));
+  }
+  // HTTP/1.1 requires Host; without it the loopback names check below would not run.
+  if (!optionalHeader(request, "Host")) {
+    return refuse(http::status::bad_request,
+                  errorBody(-32000, "The request has no Host header, which HTTP/1.1 requires."));
+  }
   if (const auto origin = optionalHeader(request, "Origin");
       origin && !http_checks::originAllowed(*origin, options.allowedOrigins)) {
     return refuse(http::status::forbidden,
@@ -272,11 +284,13 @@ void HttpFront::Impl::handlePost(const std::shared_ptr<HttpConnection>& connecti
       return;
     }
     if (ownerFull(connection, route)) return;
+    if (sessions.size() >= options.maxSessions) makeSessionRoom();
     if (sessions.size() >= options.maxSessions) {
       connection->respond(http::status::service_unavailable,
                           errorBody(-32000,
-                                    "kaja has too many open sessions; end one with "
-                                    "DELETE or try again later."));
+                                    "kaja has too many sessions, each with a request or "
+                                    "stream in progress; end one with DELETE or try again "
+                                    "later."));
       return;
     }
     auto id = http_checks::newSessionId();
@@ -339,6 +353,9 @@ void HttpFront::Impl::openReply(const std::shared_ptr<HttpConnection>& connectio
   stream->batch = batch;
   stream->withIds = !state->stateless;
   stream->pending = pending;
+  stream->standing = state->stateless && messages.size() == 1 &&
+                     std::holds_alternative<mcp::Request>(messages.front()) &&
+                     std::get<mcp::Request>(messages.front()).method == "subscriptions/listen";
   state->streams.emplace(stream->number, stream);
   for (const auto& key : pending) state->byRequest.emplace(key, stream);
   if (sse && state->stateless) {
@@ -450,7 +467,7 @@ void HttpFront::Impl::handleGet(const std::shared_ptr<HttpConnection>& connectio
                                   "connection; close it before opening another."));
     return;
   }
-  connection->beginSse({{"Mcp-Session-Id", state->id}});
+  connection->beginSse({{"Mcp-Session-Id", state->id}}, true);
   if (stream->standalone && state->protocolVersion >= "2025-11-25") {
     connection->pushEvent("id: " + std::to_string(stream->number) + "-" +
                           std::to_string(stream->nextSeq - 1) + "\ndata: \n\n");

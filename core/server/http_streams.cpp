@@ -74,7 +74,7 @@ void HttpFront::Impl::deliver(const std::shared_ptr<SessionState>& state, Json m
     if (answers && http_checks::statelessStatus(message) != 200) {
       stream->json = true;
     } else if (stream->connection && stream->connection->isOpen()) {
-      stream->connection->beginSse({});
+      stream->connection->beginSse({}, stream->standing);
     }
   }
   if (stream && stream->json && !answers) stream = nullptr;  // a JSON reply holds responses only

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <vector>
+
 #include "tests/core/server/http_front_harness.h"
 
 namespace kaja::core::server {
@@ -214,6 +217,30 @@ TEST(HttpFrontTest, BearerTokenAndOriginAreChecked) {
   EXPECT_EQ(h.send("GET", "", with(auth, {{"Host", "evil.example"}})).status, 403);
   EXPECT_EQ(h.post(call(1, "initialize"), with(auth, {{"Host", "localhost" + port}})).status, 200);
   EXPECT_EQ(h.post(call(1, "initialize"), with(auth, {{"Host", "app.example"}})).status, 200);
+}
+
+// Found by an outside review: an HTTP/1.0 request got a chunked reply, which HTTP/1.0 has
+// no way to read, and a request without Host skipped the loopback names check.
+TEST(HttpFrontTest, HttpTenAndRequestsWithoutHostAreRefusedClearly) {
+  FrontHarness h;
+  const auto rawReply = [&](const std::string& text) {
+    RawHttp http(h.port);
+    http.write(text);
+    return http.readResponse(10);
+  };
+  const std::string body = call(1, "initialize");
+  const std::string tail =
+      "Accept: application/json, text/event-stream\r\n"
+      "Content-Type: application/json\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  const auto old = rawReply("POST /mcp HTTP/1.0\r\nHost: 127.0.0.1\r\n" + tail);
+  EXPECT_EQ(old.status, 505);
+  EXPECT_NE(old.body.find("HTTP/1.1"), std::string::npos) << old.body;
+  EXPECT_EQ(old.header("transfer-encoding"), "");
+  const auto hostless = rawReply("POST /mcp HTTP/1.1\r\n" + tail);
+  EXPECT_EQ(hostless.status, 400);
+  EXPECT_NE(hostless.body.find("Host"), std::string::npos) << hostless.body;
+  EXPECT_EQ(rawReply("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + tail).status, 200);
 }
 
 TEST(HttpFrontTest, ABrokenPostStreamIsReplayedOnGetWithLastEventId) {
@@ -466,6 +493,57 @@ TEST(HttpFrontTest, HalfSentRequestsGiveWayAtTheLimitAndCallsInProgressNeverDo) 
   const auto answer = held.readAll(5);
   ASSERT_EQ(answer.events.size(), 1U) << held.raw();
   EXPECT_EQ(answer.events[0]["result"]["held"], true);
+}
+
+// Found by an outside review: 1,024 sessions opened and left idle shut every new client
+// out (503) for the half hour sessions live. At the limit the idlest session with nothing in
+// progress now gives way; its client gets 404 and initializes again.
+TEST(HttpFrontTest, AtTheSessionLimitTheIdlestSessionGivesWayButNotOneWithACallInProgress) {
+  HttpFrontOptions options;
+  options.maxSessions = 2;
+  FrontHarness h(options);
+  const auto headersOf = [](const std::string& id) {
+    return with(bothAccepted(), {{"Mcp-Session-Id", id}, {"MCP-Protocol-Version", "2025-11-25"}});
+  };
+  const std::string busy = h.initialize();
+  ASSERT_FALSE(busy.empty());
+  RawHttp held(h.port);
+  held.write(kaja::testing::httpRequest("POST", call(5, "test/hold"), headersOf(busy)));
+  ASSERT_TRUE(held.readUntil(
+      [](const std::string& raw) { return raw.find("\r\n\r\n") != std::string::npos; }));
+  const std::string idle = h.initialize();
+  ASSERT_FALSE(idle.empty());
+  const std::string fresh = h.initialize();
+  ASSERT_FALSE(fresh.empty()) << "a new client was shut out";
+  EXPECT_EQ(h.post(call(1, "ping"), headersOf(idle)).status, 404);
+  EXPECT_EQ(h.post(call(2, "ping"), headersOf(fresh)).status, 200);
+  // The session with a call in progress kept it.
+  EXPECT_EQ(h.post(call(7, "test/release"), headersOf(busy)).status, 200);
+  const auto answer = held.readAll(5);
+  ASSERT_EQ(answer.events.size(), 1U) << held.raw();
+  EXPECT_EQ(answer.events[0]["result"]["held"], true);
+}
+
+// Found by an outside review: clients holding open streams filled every connection, and new
+// clients were closed at once. The oldest GET stream now gives way; its client may resume.
+TEST(HttpFrontTest, AtTheConnectionLimitTheOldestOpenStreamGivesWay) {
+  HttpFrontOptions options;
+  options.maxConnections = 2;
+  FrontHarness h(options);
+  std::vector<std::unique_ptr<RawHttp>> streams;
+  for (int i = 0; i < 2; ++i) {
+    const std::string id = h.initialize();
+    ASSERT_FALSE(id.empty());
+    streams.push_back(std::make_unique<RawHttp>(h.port));
+    streams.back()->write(kaja::testing::httpRequest(
+        "GET", "", {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", id}}));
+    ASSERT_TRUE(streams.back()->readUntil(
+        [](const std::string& raw) { return raw.find("\r\n\r\n") != std::string::npos; }));
+  }
+  EXPECT_FALSE(h.initialize().empty()) << "a new client was shut out";
+  EXPECT_TRUE(streams[0]->readUntil([&](const std::string&) { return streams[0]->eof(); }, 5))
+      << "the oldest stream is still open";
+  EXPECT_FALSE(streams[1]->eof());
 }
 
 TEST(HttpFrontTest, AClientThatStopsReadingItsStreamIsDropped) {
