@@ -1,6 +1,7 @@
 #include "core/policy/tool_filter.h"
 
 #include <algorithm>
+#include <set>
 
 #include "core/policy/approval.h"
 #include "core/policy/text_normalizer.h"
@@ -109,8 +110,22 @@ FilteredTools filterTools(const Ability& ability, const PersonaEntry* entry,
                           const std::vector<mcp::Tool>& tools, const ScanLimits& limits) {
   FilteredTools result;
   bool readOnlyPersona = entry != nullptr && allFoldersReadOnly(*entry);
+  std::set<std::string> seen;
   for (const auto& tool : tools) {
     std::string name = quoted(tool.name);
+    // A tool no client can name, or a second tool under a name already offered, which a
+    // call could not tell from the first.
+    if (tool.name.empty() || !seen.insert(tool.name).second) {
+      result.dropped.push_back(
+          {tool.name,
+           {std::string(rule::kAbilityTools),
+            tool.name.empty()
+                ? ability.name + " lists a tool with an empty name, which no call "
+                                 "can name; kaja leaves it out."
+                : ability.name + " lists two tools named " + name + "; kaja offers the first."},
+           {}});
+      continue;
+    }
     if (ability.tools && !listed(*ability.tools, tool.name)) {
       result.dropped.push_back(
           {tool.name,

@@ -40,6 +40,19 @@ TEST(ToolFilterTest, OffersEverythingWithoutListsOrPersona) {
   EXPECT_TRUE(result.dropped.empty());
 }
 
+// Found by an outside review: a tool with an empty name was offered as "names__", and a
+// server listing one name twice had both offered, one of them never callable.
+TEST(ToolFilterTest, ToolsWithAnEmptyOrRepeatedNameAreLeftOut) {
+  std::vector<mcp::Tool> tools = {makeTool("", "no name"), makeTool("read", "first"),
+                                  makeTool("read", "second"), makeTool("write", "w")};
+  auto result = filterTools(filesystemAbility(), nullptr, tools);
+  EXPECT_THAT(names(result.offered), ElementsAre("read", "write"));
+  EXPECT_EQ(result.offered[0].description, "first");
+  ASSERT_EQ(result.dropped.size(), 2U);
+  EXPECT_THAT(result.dropped[0].refusal.message, HasSubstr("empty name"));
+  EXPECT_THAT(result.dropped[1].refusal.message, HasSubstr("two tools named \"read\""));
+}
+
 TEST(ToolFilterTest, AbilityAllowListDropsTheRest) {
   Ability ability = filesystemAbility();
   ability.tools = std::vector<std::string>{"read_text_file", "write_file"};
