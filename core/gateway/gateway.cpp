@@ -80,7 +80,12 @@ Gateway::Impl::Impl(boost::asio::io_context& context, GatewayOptions opts)
     } else {
       if (failures.contains(report.ability)) log(report.ability + " is running again");
       failures.erase(report.ability);
-      if (!report.reused) remember(report.ability, report.tools);
+      if (!report.reused) {
+        remember(report.ability, report.tools);
+        // A server started after clients chose their levels (lazily, or again after it
+        // stopped) is told too.
+        sendLogLevel(report.ability);
+      }
       for (const auto& note : report.notes) log(note);
     }
     if (user.connected) user.connected(report);

@@ -79,7 +79,9 @@ struct Gateway::Impl : std::enable_shared_from_this<Gateway::Impl> {
   /// Tells each server with logging the level the most talkative live 2025 client chose: a
   /// 2025-11-25 server has one level for kaja's one connection, and kaja hands each client
   /// only the messages of the level it asked for. Sends nothing when no client chose one.
-  void sendLogLevel();
+  /// Tells the servers with logging (only `ability`, when given) the most talkative level of
+  /// the live clients, if any client chose one.
+  void sendLogLevel(const std::string& ability = "");
   /// Ends kaja's subscription to `uri` at `ability` when no live client follows it any more
   /// (nothing is sent once the gateway stops).
   void unsubscribeUnlessHeld(const std::string& ability, const std::string& uri);

@@ -194,7 +194,7 @@ bool Gateway::Impl::subscribed(const std::string& ability) const {
   });
 }
 
-void Gateway::Impl::sendLogLevel() {
+void Gateway::Impl::sendLogLevel(const std::string& ability) {
   if (stopped) return;
   std::string lowest;
   for (const auto& weak : sessions) {
@@ -205,8 +205,9 @@ void Gateway::Impl::sendLogLevel() {
     }
   }
   if (lowest.empty()) return;
-  for (const auto& ability : abilitiesWith("logging")) {
-    host->request(ability, "logging/setLevel", mcp::Json{{"level", lowest}},
+  for (const auto& name : abilitiesWith("logging")) {
+    if (!ability.empty() && name != ability) continue;
+    host->request(name, "logging/setLevel", mcp::Json{{"level", lowest}},
                   std::chrono::milliseconds(0), [](const Result<mcp::Json>&) {});
   }
 }

@@ -31,10 +31,11 @@ const char* const kLogLevel = "io.modelcontextprotocol/logLevel";
 class ServeHttpTest : public ::testing::Test {
  protected:
   /// Starts the gateway; `legacyOnly` makes the server speak 2025-11-25 alone.
-  void start(bool legacyOnly) {
-    env_.root.write("market/abilities/ref/mcp.toml",
-                    "command = \"node\"\nargs = [\"" + kReference + "\", \"stdio\"" +
-                        (legacyOnly ? ", \"--legacy-only\"" : "") + "]\napproval = \"never\"\n");
+  void start(bool legacyOnly, const std::string& more = "") {
+    env_.root.write("market/abilities/ref/mcp.toml", "command = \"node\"\nargs = [\"" + kReference +
+                                                         "\", \"stdio\"" +
+                                                         (legacyOnly ? ", \"--legacy-only\"" : "") +
+                                                         "]\napproval = \"never\"\n" + more);
     env_.root.write("market/personas/logs.toml", "abilities = [\"ref\"]\n");
     kaja_ = env_.serve({"--persona", "logs", "--http", "127.0.0.1:0"});
     port_ = env_.httpPort("logs");
@@ -146,6 +147,12 @@ class ServeLogLevelTest : public ServeHttpTest {
 class ServeLegacyLogLevelTest : public ServeHttpTest {
  protected:
   void SetUp() override { start(true); }
+};
+
+/// The 2025-11-25 reference server, stopped after 2 s unused.
+class ServeIdleLogLevelTest : public ServeHttpTest {
+ protected:
+  void SetUp() override { start(true, "idleTimeout = 2\n"); }
 };
 
 TEST_F(ServeLogLevelTest, EachClientGetsTheLogMessagesItAskedForAndNoOther) {
@@ -499,6 +506,44 @@ TEST_F(ServeSubscriptionTest, AnUnsubscribeWhileAnotherClientsSubscribeIsOnItsWa
   const auto answered = pending->readResponse(10);
   EXPECT_TRUE(answerOf(answered).contains("result")) << answered.body;
   EXPECT_EQ(followed(second, 3), R"(["test://slow-shared"])");
+}
+
+// Found by a review: a 2025-11-25 server started after the clients chose their log levels
+// (here: stopped when idle, then started again by a call) was told no level, and logged at
+// its own default until a client chose one again.
+TEST_F(ServeIdleLogLevelTest, AServerStartedAgainIsToldTheClientsLevel) {
+  ASSERT_NE(port_, 0) << env_.serveErrors();
+  const std::string session = open2025();
+  ASSERT_FALSE(session.empty()) << env_.serveErrors();
+  int id = 2;
+  const auto serverLevel = [&] {
+    const json call = {{"name", "ref__test_log_level"}, {"arguments", json::object()}};
+    const json body = answerOf(request2025(session, "tools/call", call, id++));
+    return body.is_object() && body.contains("result")
+               ? body["result"]["content"][0].value("text", "")
+               : "no answer: " + body.dump();
+  };
+  ASSERT_EQ(request2025(session, "logging/setLevel", {{"level", "debug"}}, id++).status, 200);
+  std::string level;
+  EXPECT_TRUE(eventually(
+      [&] {
+        level = serverLevel();
+        return level == "debug";
+      },
+      10))
+      << level;
+  // Unused for 2 s, the server stops; the next call starts it again.
+  ASSERT_TRUE(eventually(
+      [&] { return env_.serveErrors().find("ref stopped after") != std::string::npos; }, 15))
+      << env_.serveErrors();
+  EXPECT_TRUE(eventually(
+      [&] {
+        level = serverLevel();
+        return level == "debug";
+      },
+      10))
+      << level << "\n"
+      << env_.serveErrors();
 }
 
 }  // namespace
