@@ -140,6 +140,9 @@ const std::vector<CatalogTool>& ToolCatalog::list() const {
       ambiguous_[tool.name] = it->second.ability + " and " + tool.ability;
     }
   }
+  // A name two abilities share is listed for neither: a list names each tool once, and a
+  // call to it is refused (route) rather than guessed.
+  std::erase_if(tools, [this](const CatalogTool& tool) { return ambiguous_.contains(tool.name); });
   listed_ = std::move(tools);
   return *listed_;
 }
@@ -154,20 +157,15 @@ std::vector<DroppedEntry> ToolCatalog::dropped() const {
 }
 
 Result<void> ToolCatalog::checkNames() const {
-  std::map<std::string, std::string> owners;
-  for (const auto& tool : list()) {
-    auto [it, fresh] = owners.emplace(tool.name, tool.ability);
-    if (!fresh && it->second != tool.ability) {
-      return fail(ErrorCode::kUsage,
-                  "abilities " + it->second + " and " + tool.ability +
-                      " both offer a tool named \"" + tool.name + "\", so " +
-                      (settings_.names == NameStyle::kBare
-                           ? "bare names cannot tell them apart; use --names prefixed or a "
-                             "persona that narrows one of them"
-                           : "their names cannot tell them apart; rename one of the abilities"));
-    }
-  }
-  return {};
+  list();
+  if (ambiguous_.empty()) return {};
+  const auto& [name, owners] = *ambiguous_.begin();
+  return fail(ErrorCode::kUsage,
+              "abilities " + owners + " both offer a tool named \"" + name + "\", so " +
+                  (settings_.names == NameStyle::kBare
+                       ? "bare names cannot tell them apart; use --names prefixed or a "
+                         "persona that narrows one of them"
+                       : "their names cannot tell them apart; rename one of the abilities"));
 }
 
 Result<ToolCatalog::Route> ToolCatalog::route(const std::string& name) const {

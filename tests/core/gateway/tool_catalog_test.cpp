@@ -345,6 +345,13 @@ TEST_F(ToolCatalogTest, BareNamesThatCollideNameBothAbilities) {
   ASSERT_FALSE(checked);
   EXPECT_THAT(checked.error().message,
               AllOf(HasSubstr("alpha"), HasSubstr("beta"), HasSubstr("\"search\"")));
+  // Found by an outside review: once a reload brought the two together, the running gateway
+  // listed "search" twice. A name two abilities share is now listed for neither, and a call
+  // to it names both.
+  EXPECT_THAT(names(tools.list()), ElementsAre("only_alpha", "fetch"));
+  auto routed = tools.route("search");
+  ASSERT_FALSE(routed);
+  EXPECT_THAT(routed.error().message, AllOf(HasSubstr("alpha"), HasSubstr("beta")));
 
   // Under prefixed names the same two never collide.
   ToolCatalog prefixed = catalog({scope("alpha", {}), scope("beta", {})});
