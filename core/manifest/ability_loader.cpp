@@ -327,9 +327,23 @@ Result<Ability> loadAbility(const std::string& dir) {
   if (name.empty()) name = folder.parent_path().filename().string();
   std::string file = (folder / "mcp.toml").string();
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) {
+  const auto status = std::filesystem::status(file, ec);
+  if (status.type() == std::filesystem::file_type::not_found) {
     return fail(ErrorCode::kInvalidConfig,
                 "the ability folder has no mcp.toml; add one or remove the folder", dir);
+  }
+  if (ec && status.type() != std::filesystem::file_type::not_found) {
+    return fail(ErrorCode::kIo, "cannot read " + file + ": " + ec.message(), dir);
+  }
+  if (status.type() != std::filesystem::file_type::regular) {
+    // A FIFO would block the reader, a device would be read for ever.
+    return fail(ErrorCode::kInvalidConfig,
+                "mcp.toml is " +
+                    std::string(status.type() == std::filesystem::file_type::directory
+                                    ? "a folder"
+                                    : "not a regular file (a FIFO, socket or device)") +
+                    ", not a file kaja reads; replace it with the ability's manifest",
+                dir);
   }
   auto root = parseTomlFile(file);
   if (!root) return std::unexpected(root.error());

@@ -2,6 +2,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
 
 #include "tests/support/temp_dir.h"
 
@@ -297,6 +300,20 @@ TEST_F(AbilityLoaderTest, SyntaxErrorNamesLine) {
   ASSERT_FALSE(ability.has_value());
   EXPECT_THAT(ability.error().context, StartsWith(file("syntax") + ":"));
   EXPECT_THAT(ability.error().message, HasSubstr("not valid TOML"));
+}
+
+// Found by an outside review: an mcp.toml that was a folder or a FIFO was reported as
+// missing, which sent the user looking for a file that is there.
+TEST_F(AbilityLoaderTest, AManifestThatIsAFolderOrAFifoIsNamedForWhatItIs) {
+  std::filesystem::create_directories(dir_.path() + "/abilities/dir/mcp.toml");
+  auto folder = loadAbility(dir_.path() + "/abilities/dir");
+  ASSERT_FALSE(folder.has_value());
+  EXPECT_THAT(folder.error().message, HasSubstr("mcp.toml is a folder"));
+  std::filesystem::create_directories(dir_.path() + "/abilities/fifo");
+  ASSERT_EQ(::mkfifo((dir_.path() + "/abilities/fifo/mcp.toml").c_str(), 0600), 0);
+  auto fifo = loadAbility(dir_.path() + "/abilities/fifo");
+  ASSERT_FALSE(fifo.has_value());
+  EXPECT_THAT(fifo.error().message, HasSubstr("not a regular file"));
 }
 
 TEST_F(AbilityLoaderTest, DuplicateKeyIsAnError) {
