@@ -15,6 +15,7 @@
 #include "cli/output.h"
 #include "cli/persona_session.h"
 #include "core/gateway/gateway.h"
+#include "core/process/child_process.h"
 #include "core/server/http_front.h"
 #include "core/server/stdio_front.h"
 #include "core/util/sys.h"
@@ -242,6 +243,9 @@ class Server {
 }  // namespace
 
 int runServe(std::span<const std::string> args) {
+  // A client that closes its end makes writes fail with EPIPE, which ends the session
+  // cleanly, instead of killing kaja before it has stopped its servers or written its rows.
+  core::ignoreSigpipe();
   auto parsed = parseArgs(
       args, {"--proxy"},
       {"--persona", "--names", "--http", "--token-file", "--allow-origin", "--approval-timeout"});
