@@ -9,6 +9,7 @@
 
 #include "core/mcp/client.h"
 #include "core/mcp/stdio_transport.h"
+#include "tests/core/mcp/client_harness.h"
 #include "tests/core/mcp/test_servers.h"
 #include "tests/support/build_paths.h"
 
@@ -25,16 +26,11 @@ class InputRoundsCancelTest : public ::testing::Test {
   void SetUp() override {
     if (nodePath().empty()) GTEST_SKIP() << "node is not installed";
     log_ = dir_.path() + "/events.jsonl";
-    StdioOptions stdio;
-    stdio.serverName = "rounds";
-    stdio.closeGrace = 300ms;
-    auto transport =
-        StdioTransport::spawn(io_,
-                              minimalPlan({nodePath(),
-                                           std::string(kaja::test::sourceDir()) +
-                                               "/tests/servers/input_rounds_server.mjs",
-                                           log_}),
-                              stdio);
+    auto transport = kaja::testing::spawnStdioServer(
+        io_,
+        {nodePath(),
+         std::string(kaja::test::sourceDir()) + "/tests/servers/input_rounds_server.mjs", log_},
+        "rounds");
     ASSERT_TRUE(transport) << transport.error().describe();
     ClientOptions options;
     options.discover = true;
@@ -50,20 +46,12 @@ class InputRoundsCancelTest : public ::testing::Test {
           }
           respond(Json{{"action", "accept"}, {"content", {{"name", "Tester"}}}});
         });
-    std::optional<Result<ServerInfo>> info;
-    client_->connect([&](Result<ServerInfo> result) { info = std::move(result); });
-    ASSERT_TRUE(runUntil(io_, [&] { return info.has_value(); }));
-    ASSERT_TRUE(*info) << info->error().describe();
+    auto info = kaja::testing::connectNow(io_, *client_);
+    ASSERT_TRUE(info) << info.error().describe();
     ASSERT_TRUE(client_->isStateless());
   }
 
-  void TearDown() override {
-    if (!client_) return;
-    bool closed = false;
-    client_->close([&] { closed = true; });
-    runUntil(
-        io_, [&] { return closed; }, 5s);
-  }
+  void TearDown() override { kaja::testing::closeNow(io_, client_); }
 
   std::int64_t ask(int rounds, bool finish) {
     return client_->callTool(

@@ -9,6 +9,7 @@
 
 #include "core/mcp/client.h"
 #include "core/mcp/stdio_transport.h"
+#include "tests/core/mcp/client_harness.h"
 #include "tests/core/mcp/test_servers.h"
 #include "tests/support/build_paths.h"
 
@@ -27,10 +28,7 @@ class ListenFaultsTest : public ::testing::Test {
     std::vector<std::string> argv = {nodePath(), std::string(kaja::test::sourceDir()) +
                                                      "/tests/servers/listen_fault_server.mjs"};
     if (!mode.empty()) argv.push_back(mode);
-    StdioOptions stdio;
-    stdio.serverName = "listen-fault";
-    stdio.closeGrace = 300ms;
-    auto spawned = StdioTransport::spawn(io_, minimalPlan(argv), stdio);
+    auto spawned = kaja::testing::spawnStdioServer(io_, argv, "listen-fault");
     ASSERT_TRUE(spawned) << spawned.error().describe();
     ClientOptions options;
     options.discover = true;
@@ -42,20 +40,12 @@ class ListenFaultsTest : public ::testing::Test {
         updates_.push_back(notification.params);
       }
     });
-    std::optional<Result<ServerInfo>> info;
-    client_->connect([&](Result<ServerInfo> result) { info = std::move(result); });
-    ASSERT_TRUE(runUntil(io_, [&] { return info.has_value(); }));
-    ASSERT_TRUE(*info) << info->error().describe();
+    auto info = kaja::testing::connectNow(io_, *client_);
+    ASSERT_TRUE(info) << info.error().describe();
     ASSERT_TRUE(client_->isStateless());
   }
 
-  void TearDown() override {
-    if (!client_) return;
-    bool closed = false;
-    client_->close([&] { closed = true; });
-    runUntil(
-        io_, [&] { return closed; }, 5s);
-  }
+  void TearDown() override { kaja::testing::closeNow(io_, client_); }
 
   /// Sends resources/subscribe (or unsubscribe) for each URI at once, and returns the outcomes
   /// in the same order once all have ended.

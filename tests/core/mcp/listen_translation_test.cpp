@@ -12,6 +12,7 @@
 #include "core/mcp/client.h"
 #include "core/mcp/remote_transport.h"
 #include "core/mcp/stdio_transport.h"
+#include "tests/core/mcp/client_harness.h"
 #include "tests/core/mcp/http_test_servers.h"
 #include "tests/core/mcp/test_servers.h"
 #include "tests/support/build_paths.h"
@@ -52,10 +53,8 @@ class ListenTranslationTest : public ::testing::TestWithParam<Way> {
       ASSERT_TRUE(remote) << remote.error().describe();
       transport = *remote;
     } else {
-      StdioOptions stdio;
-      stdio.serverName = "reference";
-      stdio.closeGrace = 300ms;
-      auto spawned = StdioTransport::spawn(io_, minimalPlan({nodePath(), script, "stdio"}), stdio);
+      auto spawned =
+          kaja::testing::spawnStdioServer(io_, {nodePath(), script, "stdio"}, "reference");
       ASSERT_TRUE(spawned) << spawned.error().describe();
       transport = *spawned;
     }
@@ -72,20 +71,12 @@ class ListenTranslationTest : public ::testing::TestWithParam<Way> {
     });
     client_->setToolsChangedHandler([](const std::vector<Tool>&) {});
     client_->setWarningHandler([this](const std::string& text) { warnings_.push_back(text); });
-    std::optional<Result<ServerInfo>> info;
-    client_->connect([&](Result<ServerInfo> result) { info = std::move(result); });
-    ASSERT_TRUE(runUntil(io_, [&] { return info.has_value(); }));
-    ASSERT_TRUE(*info) << info->error().describe();
+    auto info = kaja::testing::connectNow(io_, *client_);
+    ASSERT_TRUE(info) << info.error().describe();
     ASSERT_EQ(client_->isStateless(), modern());
   }
 
-  void TearDown() override {
-    if (!client_) return;
-    bool closed = false;
-    client_->close([&] { closed = true; });
-    runUntil(
-        io_, [&] { return closed; }, 5s);
-  }
+  void TearDown() override { kaja::testing::closeNow(io_, client_); }
 
   Result<Json> request(const std::string& method, Json params) {
     std::optional<Result<Json>> outcome;

@@ -11,6 +11,7 @@
 #include "core/mcp/blocking_client.h"
 #include "core/mcp/client.h"
 #include "core/mcp/remote_transport.h"
+#include "tests/core/mcp/client_harness.h"
 #include "tests/core/mcp/http_test_servers.h"
 #include "tests/core/mcp/test_servers.h"
 
@@ -54,13 +55,7 @@ class RemoteClient {
     EXPECT_TRUE(transport) << transport.error().describe();
     if (transport) client_ = Client::create(io_, *transport, clientOptions(discover));
   }
-  ~RemoteClient() {
-    if (!client_) return;
-    bool closed = false;
-    client_->close([&] { closed = true; });
-    runUntil(
-        io_, [&] { return closed; }, 5s);
-  }
+  ~RemoteClient() { kaja::testing::closeNow(io_, client_); }
   RemoteClient(const RemoteClient&) = delete;
   RemoteClient& operator=(const RemoteClient&) = delete;
 
