@@ -9,6 +9,7 @@
 // Tools (by name): see TOOLS below; `kaja tools` should offer only the first five. A call
 // with {"fail": true}, or of a tool it does not know, is answered with an error whose text
 // holds escapes, a newline and a bidi override.
+import { onStdinMessages } from './stdio_lines.mjs';
 
 const mode = process.argv[2] ?? 'serve';
 const ESC = '\u001b';
@@ -93,18 +94,7 @@ function callResult(name) {
 }
 
 hostileStderr();
-let buffer = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk) => {
-  buffer += chunk;
-  let newline;
-  while ((newline = buffer.indexOf('\n')) >= 0) {
-    const line = buffer.slice(0, newline);
-    buffer = buffer.slice(newline + 1);
-    if (line.trim()) handle(JSON.parse(line));
-  }
-});
-process.stdin.on('end', () => process.exit(0));
+onStdinMessages(handle);
 
 function handle(message) {
   if (message.id === undefined) return;

@@ -16,6 +16,7 @@
 // {"event":"cancelled","requestId":ID} for each notifications/cancelled.
 
 import { appendFileSync } from 'node:fs';
+import { onStdinMessages } from './stdio_lines.mjs';
 
 const log = process.argv[2];
 if (!log) {
@@ -124,15 +125,4 @@ function handle(message) {
   }
 }
 
-let buffer = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk) => {
-  buffer += chunk;
-  let newline;
-  while ((newline = buffer.indexOf('\n')) >= 0) {
-    const line = buffer.slice(0, newline);
-    buffer = buffer.slice(newline + 1);
-    if (line.trim()) handle(JSON.parse(line));
-  }
-});
-process.stdin.on('end', () => process.exit(0));
+onStdinMessages(handle);

@@ -12,6 +12,7 @@
 // the URI, each tagged with its stream's subscription id, then answers with how many it
 // sent; filters answers with the resourceSubscriptions of every listen request so far, in
 // order, as JSON text.
+import { onStdinMessages } from './stdio_lines.mjs';
 
 const deaf = process.argv[2] === 'deaf';
 const filters = [];
@@ -90,15 +91,4 @@ function handle(message) {
   }
 }
 
-let buffer = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk) => {
-  buffer += chunk;
-  let newline;
-  while ((newline = buffer.indexOf('\n')) >= 0) {
-    const line = buffer.slice(0, newline);
-    buffer = buffer.slice(newline + 1);
-    if (line.trim()) handle(JSON.parse(line));
-  }
-});
-process.stdin.on('end', () => process.exit(0));
+onStdinMessages(handle);

@@ -9,6 +9,7 @@
 // exactly what was sent. A tools/call is answered with the tool's name as text.
 
 import { readFileSync } from 'node:fs';
+import { onStdinMessages } from './stdio_lines.mjs';
 
 const file = process.argv[2];
 if (!file) {
@@ -57,15 +58,4 @@ function handle(message) {
   }
 }
 
-let buffer = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk) => {
-  buffer += chunk;
-  let newline;
-  while ((newline = buffer.indexOf('\n')) >= 0) {
-    const line = buffer.slice(0, newline);
-    buffer = buffer.slice(newline + 1);
-    if (line.trim()) handle(JSON.parse(line));
-  }
-});
-process.stdin.on('end', () => process.exit(0));
+onStdinMessages(handle);
