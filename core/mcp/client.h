@@ -231,8 +231,11 @@ class Client : public std::enable_shared_from_this<Client> {
   void settleAcknowledged();
   /// The open stream failed (refused, ended or never acknowledged): settles the waiters
   /// already in effect and the removals it carried, fails the additions it carried and takes
-  /// those resources out of the filter. Returns how many it took out.
-  std::size_t failCarried(const Error& error);
+  /// those resources out of the filter. Returns how many it took out. Only waiters whose
+  /// deadline is at or before `due` are settled; the rest keep waiting.
+  std::size_t failCarried(const Error& error, Clock::time_point due = Clock::time_point::max());
+  /// Waits for the earliest deadline of the waiters, then gives up on those due.
+  void armListenAckTimer();
   void stopListening();
   [[nodiscard]] Json listenFilter() const;
   void onListenEnded(Result<Json> result);
@@ -283,6 +286,9 @@ class Client : public std::enable_shared_from_this<Client> {
     std::string uri;
     bool adding = true;
     ResultCallback done;
+    /// When it is given up unacknowledged: its own request timeout, however many reopens
+    /// come after it.
+    Clock::time_point deadline;
   };
   std::vector<ListenWaiter> listenWaiters_;
   boost::asio::steady_timer listenAckTimer_;

@@ -80,18 +80,28 @@ void Client::listen() {
                              self->onListenEnded(std::move(result));
                            },
                            {});
-  if (!listenWaiters_.empty()) {
-    listenAckTimer_.expires_after(options_.requestTimeout);
-    listenAckTimer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
-      auto self = weak.lock();
-      if (ec || !self) return;
-      self->failCarried(self->makeError(
-          ErrorCode::kTimeout, self->describe() + " did not acknowledge the new subscriptions "
-                                                  "within the request timeout; kaja gave up."));
-      // The open stream still asks for what failed.
-      if (self->listening_ && self->listenUris_ != self->subscribedUris_) self->relisten();
-    });
-  }
+  armListenAckTimer();
+}
+
+void Client::armListenAckTimer() {
+  if (listenWaiters_.empty()) return;
+  const auto earliest = std::ranges::min_element(listenWaiters_, {}, &ListenWaiter::deadline);
+  listenAckTimer_.expires_at(earliest->deadline);
+  listenAckTimer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (ec || !self) return;
+    self->failCarried(
+        self->makeError(ErrorCode::kTimeout, self->describe() +
+                                                 " did not acknowledge the new subscriptions "
+                                                 "within the request timeout; kaja gave up."),
+        Clock::now());
+    // The open stream still asks for what failed.
+    if (self->listening_ && self->listenUris_ != self->subscribedUris_) {
+      self->relisten();
+    } else {
+      self->armListenAckTimer();
+    }
+  });
 }
 
 void Client::onListenEnded(Result<Json> result) {
@@ -167,11 +177,14 @@ void Client::settleAcknowledged() {
   if (listenWaiters_.empty()) listenAckTimer_.cancel();
 }
 
-std::size_t Client::failCarried(const Error& error) {
+std::size_t Client::failCarried(const Error& error, Clock::time_point due) {
   std::size_t givenUp = 0;
   std::vector<ListenWaiter> waiting;
   for (auto& waiter : std::exchange(listenWaiters_, {})) {
-    if (waiter.adding == acknowledgedUris_.contains(waiter.uri)) {
+    if (waiter.deadline > due) {
+      // Its own time has not run out; the reopen it needs (if any) follows.
+      waiting.push_back(std::move(waiter));
+    } else if (waiter.adding == acknowledgedUris_.contains(waiter.uri)) {
       // In effect already: an earlier stream that the server acknowledged carried it.
       asio::post(io_, [done = std::move(waiter.done)] { done(Json::object()); });
     } else if (!waiter.adding && !listenUris_.contains(waiter.uri)) {
@@ -227,7 +240,8 @@ std::int64_t Client::subscribe(const std::string& method, const Json& params, Re
       asio::post(io_, [done = std::move(done)] { done(Json::object()); });
     } else {
       // The same change is on its way: this request shares its outcome.
-      listenWaiters_.push_back({text, adding, std::move(done)});
+      listenWaiters_.push_back(
+          {text, adding, std::move(done), Clock::now() + options_.requestTimeout});
     }
     return id;
   }
@@ -245,7 +259,7 @@ std::int64_t Client::subscribe(const std::string& method, const Json& params, Re
   } else {
     subscribedUris_.erase(text);
   }
-  listenWaiters_.push_back({text, adding, std::move(done)});
+  listenWaiters_.push_back({text, adding, std::move(done), Clock::now() + options_.requestTimeout});
   relistenSoon();
   return id;
 }

@@ -134,6 +134,36 @@ TEST_F(ListenFaultsTest, AFilterNeverAcknowledgedTimesOutAndIsTakenBack) {
   EXPECT_FALSE(subscribe("test://silent"));
 }
 
+// Found by a review: each reopen of the stream started the acknowledgement timer again, so
+// subscribes arriving faster than the request timeout kept one the server never acknowledged
+// waiting until they stopped. Each subscribe now has its own deadline.
+TEST_F(ListenFaultsTest, ASubscribeTimesOutOnItsOwnDeadlineWhileOthersKeepComing) {
+  start();
+  if (IsSkipped()) return;
+  std::optional<Result<Json>> silent;
+  client_->request("resources/subscribe", Json{{"uri", "test://silent"}}, 0ms,
+                   [&](Result<Json> result) { silent = std::move(result); });
+  // One more subscribe every 250 ms for 6 s, each reopening the stream; the request timeout
+  // is 1 s.
+  int sent = 0;
+  int sentWhenSilentEnded = -1;
+  for (; sent < 24; ++sent) {
+    client_->request("resources/subscribe", Json{{"uri", "test://k" + std::to_string(sent)}}, 0ms,
+                     [](const Result<Json>&) {});
+    runUntil(
+        io_, [] { return false; }, 250ms);
+    if (silent.has_value() && sentWhenSilentEnded < 0) sentWhenSilentEnded = sent;
+  }
+  ASSERT_TRUE(silent.has_value()) << "the silent subscribe never ended";
+  EXPECT_FALSE(*silent);
+  EXPECT_EQ(silent->error().code, ErrorCode::kTimeout);
+  EXPECT_GE(sentWhenSilentEnded, 0);
+  EXPECT_LT(sentWhenSilentEnded, 20) << "it waited for the other subscribes to stop";
+  // Once it is given up, the others are acknowledged without it.
+  EXPECT_TRUE(subscribe("test://last"));
+  EXPECT_EQ(filters().back().dump().find("silent"), std::string::npos);
+}
+
 // Found by a review: a failed stream put back the whole filter the server last took, so an
 // unsubscribe sent with a refused subscribe was undone, and the server went on sending the
 // updates of a resource nobody followed.
