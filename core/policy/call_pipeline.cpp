@@ -12,6 +12,7 @@
 #include <optional>
 #include <utility>
 
+#include "core/paths.h"
 #include "core/policy/backup.h"
 #include "core/policy/folder_guard.h"
 #include "core/policy/own_files.h"
@@ -278,8 +279,13 @@ void CallPipeline::callAsync(const CallScope& scope, const FilteredTools& filter
                        options_.spillDir.empty() ? std::vector<std::string>()
                                                  : std::vector<std::string>{options_.spillDir},
                        scope.home);
-    if (auto refusal =
-            own.checkArguments(args, scope.ability.pathArgs, relativeReaches, scope.ability.name)) {
+    // A relative path lands in the server's working folder: its manifest's, else kaja's own.
+    std::vector<std::string> working;
+    if (scope.ability.cwd) working.push_back(expandHome(*scope.ability.cwd, scope.home));
+    std::error_code noCwd;
+    if (auto here = std::filesystem::current_path(noCwd); !noCwd) working.push_back(here.string());
+    if (auto refusal = own.checkArguments(args, scope.ability.pathArgs, relativeReaches,
+                                          scope.ability.name, working)) {
       finish(running, refused(std::move(*refusal)));
       return;
     }

@@ -1,10 +1,10 @@
 #include "core/policy/own_files.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <utility>
 
 #include "core/mcp/json_rpc.h"
@@ -20,8 +20,8 @@ namespace {
 constexpr std::size_t kMaxPathsPerCall = 1024;
 // A longer path cannot be opened in one system call (PATH_MAX), so it names nothing.
 constexpr std::size_t kMaxPathBytes = 4096;
-// The files of one of kaja's folders compared with a file that has other names.
-constexpr std::size_t kMaxFilesCompared = 4096;
+// The files of kaja's folders compared, at most, with a file that has other names.
+constexpr std::size_t kMaxFilesCompared = 50000;
 
 bool startsWithFileScheme(std::string_view text) {
   return text.size() >= 5 &&
@@ -85,29 +85,31 @@ const OwnFiles::Folder* OwnFiles::landing(const std::string& reading) const {
   return nullptr;
 }
 
-std::string OwnFiles::sameFileAs(const std::string& reading) const {
+std::string OwnFiles::sameFileAs(const std::string& reading, bool& unsure) const {
   struct stat target {};
   if (::stat(reading.c_str(), &target) != 0 || !S_ISREG(target.st_mode) || target.st_nlink < 2) {
     return "";
   }
-  // kaja's secrets, tokens, settings and audit log lie at the top of its folders.
+  // Any file in kaja's folders (its secrets, its audit log, the copies in its backups) may
+  // be the other name; the whole tree is looked through, up to a bound.
+  namespace fs = std::filesystem;
+  std::size_t seen = 0;
   for (const auto& folder : folders_) {
-    DIR* dir = ::opendir(folder.resolved.c_str());
-    if (dir == nullptr) continue;
-    std::size_t seen = 0;
-    std::string found;
-    while (const dirent* entry = ::readdir(dir)) {
-      if (++seen > kMaxFilesCompared) break;
-      const std::string path = folder.resolved + "/" + entry->d_name;
+    std::error_code ec;
+    fs::recursive_directory_iterator it(folder.resolved,
+                                        fs::directory_options::skip_permission_denied, ec);
+    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (++seen > kMaxFilesCompared) {
+        unsure = true;
+        return "";
+      }
+      const std::string path = it->path().string();
       struct stat own {};
       if (::lstat(path.c_str(), &own) == 0 && S_ISREG(own.st_mode) && own.st_dev == target.st_dev &&
           own.st_ino == target.st_ino) {
-        found = path;
-        break;
+        return path;
       }
     }
-    ::closedir(dir);
-    if (!found.empty()) return found;
   }
   return "";
 }
@@ -135,7 +137,17 @@ std::optional<Refusal> OwnFiles::checkPath(const std::string& what, const std::s
                      " (its settings, keys, audit log and backups), which kaja gives no server; " +
                      std::string(who) + " may not read or change it.");
     }
-    if (const std::string same = sameFileAs(reading); !same.empty()) {
+    bool unsure = false;
+    const std::string same = sameFileAs(reading, unsure);
+    if (unsure) {
+      return refusal(what +
+                     " names a file with other names (hard links), and kaja's own folders "
+                     "hold more than " +
+                     std::to_string(kMaxFilesCompared) +
+                     " files, too many to tell that none of them is one; give the file a name "
+                     "of its own (cp F F.new && mv F.new F).");
+    }
+    if (!same.empty()) {
       return refusal(what + " is another name (a hard link) of kaja's own file " +
                      quoteForMessage(same) + ", which kaja gives no server; " + std::string(who) +
                      " may not read or change it.");
@@ -144,9 +156,9 @@ std::optional<Refusal> OwnFiles::checkPath(const std::string& what, const std::s
   return std::nullopt;
 }
 
-std::optional<Refusal> OwnFiles::checkArguments(const mcp::Json& arguments,
-                                                const std::vector<std::string>& pathArgs,
-                                                bool refuseRelative, std::string_view who) const {
+std::optional<Refusal> OwnFiles::checkArguments(
+    const mcp::Json& arguments, const std::vector<std::string>& pathArgs, bool refuseRelative,
+    std::string_view who, const std::vector<std::string>& workingFolders) const {
   if (empty()) return std::nullopt;
   std::size_t checked = 0;
   const auto tooMany = [&] {
@@ -171,10 +183,17 @@ std::optional<Refusal> OwnFiles::checkArguments(const mcp::Json& arguments,
         if (++checked > kMaxPathsPerCall) return tooMany();
         const std::string what = "Argument " + name + " (" + quoteForMessage(given) + ")";
         const std::string path = startsWithFileScheme(given) ? *fileUriPath(given) : given;
-        if (refuseRelative && !expandHome(path, home_).starts_with("/")) {
-          return refusal(what +
-                         " is a relative path; while a persona folder holds kaja's own files, "
-                         "paths must be absolute or start with ~/.");
+        if (!expandHome(path, home_).starts_with("/")) {
+          if (refuseRelative) {
+            return refusal(what +
+                           " is a relative path; while a persona folder holds kaja's own files, "
+                           "paths must be absolute or start with ~/.");
+          }
+          // Where it lands depends on the server's working folder: each kaja knows of.
+          for (const auto& folder : workingFolders) {
+            if (auto refused = checkPath(what, folder + "/" + path, true, who)) return refused;
+          }
+          continue;
         }
         if (auto refused = checkPath(what, path, true, who)) return refused;
       }
@@ -189,6 +208,14 @@ std::optional<Refusal> OwnFiles::checkArguments(const mcp::Json& arguments,
     if (std::find(skipped.begin(), skipped.end(), value) != skipped.end()) continue;
     if (value->is_object()) {
       for (const auto& item : value->items()) {
+        // A server may take a key as a path too (a map of paths to contents).
+        if (looksLikePath(item.key())) {
+          if (++checked > kMaxPathsPerCall) return tooMany();
+          const std::string what = "The argument name " + quoteForMessage(item.key());
+          const auto path = startsWithFileScheme(item.key()) ? fileUriPath(item.key())
+                                                             : std::optional(item.key());
+          if (auto refused = checkPath(what, *path, false, who)) return refused;
+        }
         pending.emplace_back(&item.value(), where.empty() ? item.key() : where + "." + item.key());
       }
     } else if (value->is_array()) {

@@ -31,14 +31,14 @@ class OwnFiles {
   /// Returns the refusal when the call's arguments name kaja's own files. Each value of an
   /// argument in `pathArgs` (a string or a list of strings) is judged as a path: one that
   /// cannot be resolved is refused, and so is a relative one when `refuseRelative` (a
-  /// persona folder holds kaja's folders, so the server's working folder may too). Every
-  /// other string at any depth that reads as a path (it starts with `/`, `~/` or `file:`)
-  /// is judged too; one that cannot be resolved is judged by its text alone. `who` names the
-  /// ability in the message.
-  [[nodiscard]] std::optional<Refusal> checkArguments(const mcp::Json& arguments,
-                                                      const std::vector<std::string>& pathArgs,
-                                                      bool refuseRelative,
-                                                      std::string_view who) const;
+  /// persona folder holds kaja's folders, so the server's working folder may too); else a
+  /// relative one is judged from each of `workingFolders` (where the server may run). Every
+  /// other string at any depth that reads as a path (it starts with `/`, `~/` or `file:`),
+  /// and every key that does, is judged too; one that cannot be resolved is judged by its
+  /// text alone. `who` names the ability in the message.
+  [[nodiscard]] std::optional<Refusal> checkArguments(
+      const mcp::Json& arguments, const std::vector<std::string>& pathArgs, bool refuseRelative,
+      std::string_view who, const std::vector<std::string>& workingFolders = {}) const;
 
   /// Returns the refusal when `uri`, a file: URI a server is asked to read, names kaja's own
   /// files or cannot be checked (a relative path after `file:`). Other schemes pass.
@@ -54,8 +54,9 @@ class OwnFiles {
                                    std::string_view who) const;
   /// Returns the folder of kaja's that `reading` (resolved) lands in, or null.
   const Folder* landing(const std::string& reading) const;
-  /// Returns the file of kaja's that `reading` is another name of, or "".
-  std::string sameFileAs(const std::string& reading) const;
+  /// Returns the file of kaja's that `reading` is another name of, or "" (also when
+  /// kaja's folders hold too many files to tell: then `unsure` is set).
+  std::string sameFileAs(const std::string& reading, bool& unsure) const;
 
   std::vector<Folder> folders_;
   std::vector<std::string> readable_;

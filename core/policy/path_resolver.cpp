@@ -176,6 +176,15 @@ Result<std::string> finishWalk(Walk walk, std::vector<Walk>* forks, size_t maxEn
       walk.real.push_back(std::move(part));
       continue;
     }
+    // The links of /proc (self, thread-self, a process's cwd, root and fd) read differently
+    // in each process: what kaja would find is not what a server finds.
+    if (!walk.real.empty() && walk.real.front() == "proc") {
+      return fail(ErrorCode::kRefused,
+                  candidate +
+                      " is a link in /proc, which each process reads as its own (its "
+                      "working folder, root or open files), so where the path lands "
+                      "depends on which process opens it");
+    }
     if (++walk.links > kMaxSymlinks) {
       return fail(ErrorCode::kIo, syscallMessage("readlink", candidate, ELOOP));
     }

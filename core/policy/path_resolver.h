@@ -15,8 +15,10 @@ namespace kaja::core::policy {
 /// each `..` removing one component, never climbing above `/`. A write to the returned path
 /// lands where the kernel would put it at the time of the check.
 ///
-/// Fails with kUsage for a relative path, and kIo naming the call (lstat, readlink) when a
-/// component cannot be inspected or symlinks loop (more than 40 hops).
+/// Fails with kUsage for a relative path, kIo naming the call (lstat, readlink) when a
+/// component cannot be inspected or symlinks loop (more than 40 hops), and kRefused for a
+/// path through a link in /proc (/proc/self, a process's cwd, root or fd, /dev/fd), which
+/// each process reads as its own.
 Result<std::string> resolvePath(std::string_view absolutePath);
 
 /// Returns `absolutePath` with repeated slashes removed and `.` and `..` collapsed in the

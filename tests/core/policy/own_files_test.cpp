@@ -150,6 +150,56 @@ TEST_F(OwnFilesTest, AFloodOfPathsIsRefusedNotResolvedOneByOne) {
   EXPECT_FALSE(check({{"paths", many}}));
 }
 
+// Found by an outside review: /proc/self/cwd/../../config/kaja/secrets.toml read the secrets
+// through a server running in another folder: kaja resolved /proc/self in its own process,
+// the server in its own. A path through a link in /proc is refused, in every place.
+TEST_F(OwnFilesTest, PathsThroughTheLinksOfProcAreRefused) {
+  for (const std::string& path :
+       {std::string("/proc/self/cwd/../../config/kaja/secrets.toml"),
+        std::string("/proc/thread-self/cwd/x"), std::string("/dev/fd/../cwd/x"),
+        "/proc/self/root" + config_ + "/secrets.toml", "/proc/1/root" + config_ + "/secrets.toml",
+        std::string("/dev/../proc/self/cwd/x")}) {
+    auto refused = check({{"path", path}});
+    ASSERT_TRUE(refused.has_value()) << path;
+    EXPECT_THAT(refused->message, HasSubstr("/proc")) << path;
+    EXPECT_TRUE(check({{"query", path}})) << path << " outside a path argument";
+    EXPECT_TRUE(own().checkUri("file://" + path, "ref")) << path << " as a URI";
+  }
+}
+
+// Found by an outside review: a path given as an argument's name (a map of paths to
+// contents) was never looked at.
+TEST_F(OwnFilesTest, KeysThatReadAsPathsAreCheckedToo) {
+  EXPECT_TRUE(check({{config_ + "/secrets.toml", 1}}));
+  EXPECT_TRUE(check({{"files", {{"file://" + data_ + "/audit.jsonl", "x"}}}}));
+  EXPECT_FALSE(check({{"files", {{home_ + "/proj/notes.txt", "x"}}}}));
+}
+
+// Found by an outside review: a relative path was let through unless a persona folder held
+// kaja's folders, and "../../config/kaja/secrets.toml" from a server's working folder read
+// the secrets. It is judged from each working folder a server may have.
+TEST_F(OwnFilesTest, RelativePathsAreJudgedFromTheServersWorkingFolders) {
+  const std::vector<std::string> working = {home_ + "/proj", root_};
+  const OwnFiles files = own();
+  EXPECT_TRUE(files.checkArguments({{"path", "../.config/kaja/secrets.toml"}}, {"path"}, false,
+                                   "fs", working));
+  EXPECT_TRUE(files.checkArguments({{"path", "home/.local/share/kaja/audit.jsonl"}}, {"path"},
+                                   false, "fs", working));
+  EXPECT_FALSE(
+      files.checkArguments({{"path", "notes.txt"}}, {"path"}, false, "fs", working).has_value());
+}
+
+// Found by an outside review: only hard links to the files at the top of kaja's folders were
+// caught, not those to a backup copy or to a file in a subfolder.
+TEST_F(OwnFilesTest, AHardLinkToAnyFileInKajasFoldersIsRefused) {
+  dir_.write("home/.local/share/kaja/backups/x/20261205T000000.000Z", "an old version");
+  dir_.write("home/.config/kaja/sub/token", "t");
+  fs::create_hard_link(data_ + "/backups/x/20261205T000000.000Z", home_ + "/proj/copy");
+  fs::create_hard_link(config_ + "/sub/token", home_ + "/proj/token");
+  EXPECT_TRUE(check({{"path", home_ + "/proj/copy"}}));
+  EXPECT_TRUE(check({{"path", home_ + "/proj/token"}}));
+}
+
 TEST_F(OwnFilesTest, FileUrisAreCheckedAndOtherSchemesPass) {
   const OwnFiles files = own();
   EXPECT_TRUE(files.checkUri("file://" + config_ + "/secrets.toml", "ref"));
