@@ -122,11 +122,22 @@ bool isLoopbackIpv4(const std::string& host) {
 // Returns the host of `authority` ("host", "host:port", "[::1]:port"), lower-case.
 std::string hostOf(std::string_view authority) {
   std::string host = lower(trim(authority));
+  std::size_t end = host.size();
   if (host.starts_with("[")) {
     const auto close = host.find(']');
-    return close == std::string::npos ? std::string() : host.substr(0, close + 1);
+    if (close == std::string::npos) return "";
+    end = close + 1;
+  } else if (const auto colon = host.find(':'); colon != std::string::npos) {
+    end = colon;
   }
-  if (const auto colon = host.find(':'); colon != std::string::npos) host.resize(colon);
+  // What follows the host is a port or nothing: "127.0.0.1:80@evil" names no host kaja knows.
+  const std::string_view rest = std::string_view(host).substr(end);
+  if (!rest.empty() &&
+      (rest.size() < 2 || rest.front() != ':' ||
+       !std::all_of(rest.begin() + 1, rest.end(), [](char c) { return c >= '0' && c <= '9'; }))) {
+    return "";
+  }
+  host.resize(end);
   return host;
 }
 

@@ -110,9 +110,11 @@ bool HttpFront::Impl::admit(const std::shared_ptr<HttpConnection>& connection,
                             "HTTP/1.1."));
   }
   // HTTP/1.1 requires Host; without it the loopback names check below would not run.
-  if (!optionalHeader(request, "Host")) {
+  if (request.count(http::field::host) != 1) {
     return refuse(http::status::bad_request,
-                  errorBody(-32000, "The request has no Host header, which HTTP/1.1 requires."));
+                  errorBody(-32000,
+                            "The request must have exactly one Host header, as HTTP/1.1 "
+                            "requires."));
   }
   if (const auto origin = optionalHeader(request, "Origin");
       origin && !http_checks::originAllowed(*origin, options.allowedOrigins)) {

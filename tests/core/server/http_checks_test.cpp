@@ -47,7 +47,8 @@ TEST(HttpChecksTest, OnlyLoopbackAndListedHostsPass) {
   // A name re-pointed at 127.0.0.1, and spellings that only start or end like loopback.
   for (const char* host :
        {"evil.example", "evil.example:8931", "localhost.evil.example", "127.0.0.1.evil.example",
-        "1270.0.0.1", "[::1", "[::2]", "", "localhost/", "127.0.0.1@evil.example", "0x7f.0.0.1"}) {
+        "1270.0.0.1", "[::1", "[::2]", "", "localhost/", "127.0.0.1@evil.example", "0x7f.0.0.1",
+        "127.0.0.1:80@evil", "127.0.0.1:", "[::1]x", "[::1]:80x", "localhost:8o"}) {
     EXPECT_FALSE(hostAllowed(host, allowed)) << host;
   }
   EXPECT_TRUE(isLoopbackAddress("127.0.0.1"));

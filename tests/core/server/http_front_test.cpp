@@ -240,6 +240,13 @@ TEST(HttpFrontTest, HttpTenAndRequestsWithoutHostAreRefusedClearly) {
   const auto hostless = rawReply("POST /mcp HTTP/1.1\r\n" + tail);
   EXPECT_EQ(hostless.status, 400);
   EXPECT_NE(hostless.body.find("Host"), std::string::npos) << hostless.body;
+  // Found by an outside review: two Host headers passed when the first was loopback, and
+  // "127.0.0.1:80@evil" was read as loopback.
+  EXPECT_EQ(
+      rawReply("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n" + tail).status,
+      400);
+  EXPECT_EQ(rawReply("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:80@evil\r\n" + tail).status, 403);
+  EXPECT_EQ(rawReply("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:\r\n" + tail).status, 403);
   EXPECT_EQ(rawReply("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + tail).status, 200);
 }
 
