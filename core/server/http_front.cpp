@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/write.hpp>
+#include <memory>
+#include <string>
 
 #include "core/server/http_front_impl.h"
 
@@ -65,9 +68,24 @@ void HttpFront::Impl::accept() {
         if (!ec) {
           if (self->connections.size() >= self->options.maxConnections) self->makeRoom();
           if (self->connections.size() >= self->options.maxConnections) {
-            // Over the limit, with every connection busy, a new one is closed at once.
-            boost::system::error_code ignored;
-            socket.close(ignored);
+            // Over the limit, with every connection carrying a call, a new one is told so
+            // (without reading its request) and closed.
+            static const std::string kBusy = [] {
+              const std::string body =
+                  R"({"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"kaja has as )"
+                  R"(many connections as it takes, each with a call in progress; try again )"
+                  R"(shortly."}})";
+              return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                     "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+                     std::to_string(body.size()) + "\r\n\r\n" + body;
+            }();
+            auto refused = std::make_shared<asio::ip::tcp::socket>(std::move(socket));
+            asio::async_write(*refused, asio::buffer(kBusy),
+                              [refused](const boost::system::error_code&, std::size_t) {
+                                boost::system::error_code ignored;
+                                refused->shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+                                refused->close(ignored);
+                              });
           } else {
             const std::uint64_t id = self->nextConnection++;
             auto connection =

@@ -553,6 +553,31 @@ TEST(HttpFrontTest, AtTheConnectionLimitTheOldestOpenStreamGivesWay) {
   EXPECT_FALSE(streams[1]->eof());
 }
 
+// Found by an outside review: with every connection carrying a call in progress, a new
+// client's connection was closed without a word. It now gets 503, and the calls go on.
+TEST(HttpFrontTest, AtTheConnectionLimitWithEveryCallInProgressANewClientGets503) {
+  HttpFrontOptions options;
+  options.maxConnections = 2;
+  FrontHarness h(options);
+  const std::string id = h.initialize();
+  const auto session =
+      with(bothAccepted(), {{"Mcp-Session-Id", id}, {"MCP-Protocol-Version", "2025-11-25"}});
+  std::vector<std::unique_ptr<RawHttp>> held;
+  for (int i = 0; i < 2; ++i) {
+    held.push_back(std::make_unique<RawHttp>(h.port));
+    held.back()->write(kaja::testing::httpRequest("POST", call(5 + i, "test/hold"), session));
+    ASSERT_TRUE(held.back()->readUntil(
+        [](const std::string& raw) { return raw.find("\r\n\r\n") != std::string::npos; }));
+  }
+  RawHttp late(h.port);
+  late.write(kaja::testing::httpRequest("POST", call(9, "ping"), session));
+  const auto refused = late.readResponse(10);
+  EXPECT_EQ(refused.status, 503);
+  EXPECT_NE(refused.body.find("call in progress"), std::string::npos) << refused.body;
+  EXPECT_FALSE(held[0]->eof());
+  EXPECT_FALSE(held[1]->eof());
+}
+
 TEST(HttpFrontTest, AClientThatStopsReadingItsStreamIsDropped) {
   HttpFrontOptions options;
   options.maxQueuedBytes = 256 * 1024;
