@@ -21,6 +21,24 @@ std::string call(int id, const std::string& method, const Json& params = Json::o
   return Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump();
 }
 
+/// Sends test/hold (answered once test/release comes) on a connection of its own and waits
+/// for the response head; null when it did not come.
+std::unique_ptr<RawHttp> startHeldCall(const FrontHarness& h, const kaja::testing::Headers& session,
+                                       int id) {
+  auto held = std::make_unique<RawHttp>(h.port);
+  held->write(kaja::testing::httpRequest("POST", call(id, "test/hold"), session));
+  const bool started = held->readUntil(
+      [](const std::string& raw) { return raw.find("\r\n\r\n") != std::string::npos; });
+  return started ? std::move(held) : nullptr;
+}
+
+/// Expects a released held call's one answer on its connection.
+void expectHeldAnswer(RawHttp& held) {
+  const auto answer = held.readAll(5);
+  ASSERT_EQ(answer.events.size(), 1U) << held.raw();
+  EXPECT_EQ(answer.events[0]["result"]["held"], true);
+}
+
 TEST(HttpFrontTest, InitializeGivesASessionIdThatLaterRequestsNeed) {
   FrontHarness h;
   const auto init = h.post(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":)"
@@ -477,10 +495,8 @@ TEST(HttpFrontTest, HalfSentRequestsGiveWayAtTheLimitAndCallsInProgressNeverDo) 
   const auto session =
       with(bothAccepted(), {{"Mcp-Session-Id", id}, {"MCP-Protocol-Version", "2025-11-25"}});
   // A call in progress, then two connections that never finish a request: the limit is full.
-  RawHttp held(h.port);
-  held.write(kaja::testing::httpRequest("POST", call(5, "test/hold"), session));
-  ASSERT_TRUE(held.readUntil(
-      [](const std::string& raw) { return raw.find("\r\n\r\n") != std::string::npos; }));
+  auto held = startHeldCall(h, session, 5);
+  ASSERT_TRUE(held);
   RawHttp one(h.port);
   ASSERT_TRUE(one.write("GET /mcp HTTP/1.1\r\n"));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -497,9 +513,7 @@ TEST(HttpFrontTest, HalfSentRequestsGiveWayAtTheLimitAndCallsInProgressNeverDo) 
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_EQ(h.post(call(7, "test/release"), session).status, 200);
-  const auto answer = held.readAll(5);
-  ASSERT_EQ(answer.events.size(), 1U) << held.raw();
-  EXPECT_EQ(answer.events[0]["result"]["held"], true);
+  expectHeldAnswer(*held);
 }
 
 // Found by an outside review: 1,024 sessions opened and left idle shut every new client
@@ -514,10 +528,8 @@ TEST(HttpFrontTest, AtTheSessionLimitTheIdlestSessionGivesWayButNotOneWithACallI
   };
   const std::string busy = h.initialize();
   ASSERT_FALSE(busy.empty());
-  RawHttp held(h.port);
-  held.write(kaja::testing::httpRequest("POST", call(5, "test/hold"), headersOf(busy)));
-  ASSERT_TRUE(held.readUntil(
-      [](const std::string& raw) { return raw.find("\r\n\r\n") != std::string::npos; }));
+  auto held = startHeldCall(h, headersOf(busy), 5);
+  ASSERT_TRUE(held);
   const std::string idle = h.initialize();
   ASSERT_FALSE(idle.empty());
   const std::string fresh = h.initialize();
@@ -526,9 +538,7 @@ TEST(HttpFrontTest, AtTheSessionLimitTheIdlestSessionGivesWayButNotOneWithACallI
   EXPECT_EQ(h.post(call(2, "ping"), headersOf(fresh)).status, 200);
   // The session with a call in progress kept it.
   EXPECT_EQ(h.post(call(7, "test/release"), headersOf(busy)).status, 200);
-  const auto answer = held.readAll(5);
-  ASSERT_EQ(answer.events.size(), 1U) << held.raw();
-  EXPECT_EQ(answer.events[0]["result"]["held"], true);
+  expectHeldAnswer(*held);
 }
 
 // Found by an outside review: clients holding open streams filled every connection, and new
@@ -564,10 +574,8 @@ TEST(HttpFrontTest, AtTheConnectionLimitWithEveryCallInProgressANewClientGets503
       with(bothAccepted(), {{"Mcp-Session-Id", id}, {"MCP-Protocol-Version", "2025-11-25"}});
   std::vector<std::unique_ptr<RawHttp>> held;
   for (int i = 0; i < 2; ++i) {
-    held.push_back(std::make_unique<RawHttp>(h.port));
-    held.back()->write(kaja::testing::httpRequest("POST", call(5 + i, "test/hold"), session));
-    ASSERT_TRUE(held.back()->readUntil(
-        [](const std::string& raw) { return raw.find("\r\n\r\n") != std::string::npos; }));
+    held.push_back(startHeldCall(h, session, 5 + i));
+    ASSERT_TRUE(held.back());
   }
   RawHttp late(h.port);
   late.write(kaja::testing::httpRequest("POST", call(9, "ping"), session));
