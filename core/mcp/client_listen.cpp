@@ -181,22 +181,20 @@ std::size_t Client::failCarried(const Error& error, Clock::time_point due) {
   std::size_t givenUp = 0;
   std::vector<ListenWaiter> waiting;
   for (auto& waiter : std::exchange(listenWaiters_, {})) {
-    if (waiter.deadline > due) {
-      // Its own time has not run out; the reopen it needs (if any) follows.
-      waiting.push_back(std::move(waiter));
-    } else if (waiter.adding == acknowledgedUris_.contains(waiter.uri)) {
-      // In effect already: an earlier stream that the server acknowledged carried it.
+    // A waiter whose own time has not run out keeps waiting (the reopen it needs follows).
+    const bool settling = waiter.deadline <= due;
+    if (settling && (waiter.adding == acknowledgedUris_.contains(waiter.uri) ||
+                     (!waiter.adding && !listenUris_.contains(waiter.uri)))) {
+      // In effect already: an earlier stream that the server acknowledged carried it; or a
+      // removal the failed stream carried, in effect all the same: no stream of the server's
+      // follows the resource any more, and none kaja opens will.
       asio::post(io_, [done = std::move(waiter.done)] { done(Json::object()); });
-    } else if (!waiter.adding && !listenUris_.contains(waiter.uri)) {
-      // A removal the failed stream carried is in effect all the same: no stream of the
-      // server's follows the resource any more, and none kaja opens will.
-      asio::post(io_, [done = std::move(waiter.done)] { done(Json::object()); });
-    } else if (waiter.adding && listenUris_.contains(waiter.uri)) {
+    } else if (settling && waiter.adding && listenUris_.contains(waiter.uri)) {
       // An addition it carried is given up.
       if (subscribedUris_.erase(waiter.uri) > 0) ++givenUp;
       asio::post(io_, [done = std::move(waiter.done), error] { done(std::unexpected(error)); });
     } else {
-      // Not sent yet: the reopen already on its way carries it.
+      // Not due yet, or not sent yet: the reopen already on its way carries it.
       waiting.push_back(std::move(waiter));
     }
   }

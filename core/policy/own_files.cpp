@@ -103,7 +103,7 @@ std::string OwnFiles::sameFileAs(const std::string& reading, bool& unsure) const
         unsure = true;
         return "";
       }
-      const std::string path = it->path().string();
+      std::string path = it->path().string();
       struct stat own {};
       if (::lstat(path.c_str(), &own) == 0 && S_ISREG(own.st_mode) && own.st_dev == target.st_dev &&
           own.st_ino == target.st_ino) {
