@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <map>
 #include <utility>
 
 #include "core/mcp/json_rpc.h"
@@ -20,7 +21,7 @@ namespace {
 constexpr std::size_t kMaxPathsPerCall = 1024;
 // A longer path cannot be opened in one system call (PATH_MAX), so it names nothing.
 constexpr std::size_t kMaxPathBytes = 4096;
-// The files of kaja's folders compared, at most, with a file that has other names.
+// The entries of kaja's folders read, at most, to compare with a file that has other names.
 constexpr std::size_t kMaxFilesCompared = 50000;
 
 bool startsWithFileScheme(std::string_view text) {
@@ -91,26 +92,33 @@ std::string OwnFiles::sameFileAs(const std::string& reading, bool& unsure) const
     return "";
   }
   // Any file in kaja's folders (its secrets, its audit log, the copies in its backups) may
-  // be the other name; the whole tree is looked through, up to a bound.
-  namespace fs = std::filesystem;
-  std::size_t seen = 0;
-  for (const auto& folder : folders_) {
-    std::error_code ec;
-    fs::recursive_directory_iterator it(folder.resolved,
-                                        fs::directory_options::skip_permission_denied, ec);
-    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (++seen > kMaxFilesCompared) {
-        unsure = true;
-        return "";
-      }
-      std::string path = it->path().string();
-      struct stat own {};
-      if (::lstat(path.c_str(), &own) == 0 && S_ISREG(own.st_mode) && own.st_dev == target.st_dev &&
-          own.st_ino == target.st_ino) {
-        return path;
+  // be the other name; the whole tree is looked through once per check, up to a bound.
+  if (!ownFiles_) {
+    namespace fs = std::filesystem;
+    ownFiles_.emplace();
+    std::size_t seen = 0;
+    for (const auto& folder : folders_) {
+      std::error_code ec;
+      fs::recursive_directory_iterator it(folder.resolved,
+                                          fs::directory_options::skip_permission_denied, ec);
+      for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (++seen > kMaxFilesCompared) {
+          tooManyOwnFiles_ = true;
+          break;
+        }
+        std::string path = it->path().string();
+        struct stat own {};
+        if (::lstat(path.c_str(), &own) == 0 && S_ISREG(own.st_mode)) {
+          ownFiles_->emplace(std::make_pair(own.st_dev, own.st_ino), std::move(path));
+        }
       }
     }
   }
+  if (const auto found = ownFiles_->find({target.st_dev, target.st_ino});
+      found != ownFiles_->end()) {
+    return found->second;
+  }
+  unsure = tooManyOwnFiles_;
   return "";
 }
 

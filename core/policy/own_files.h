@@ -1,5 +1,8 @@
 #pragma once
 
+#include <sys/types.h>
+
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,7 +19,7 @@ namespace kaja::core::policy {
 /// writes: not in any spelling a server may read (`..`, case, Unicode look-alikes, `~/`,
 /// percent-encoding in a file: URI), not through a symlink and not through another name of
 /// one of their files (a hard link). Folders kaja fills for the model to read (the whole
-/// text the output guard cut) are left out. Immutable after construction.
+/// text the output guard cut) are left out. Not thread-safe: one per call or request.
 class OwnFiles {
  public:
   OwnFiles() = default;
@@ -61,6 +64,10 @@ class OwnFiles {
   std::vector<Folder> folders_;
   std::vector<std::string> readable_;
   std::string home_;
+  /// The files in kaja's folders by device and inode, read when a file with other names is
+  /// first checked.
+  mutable std::optional<std::map<std::pair<dev_t, ino_t>, std::string>> ownFiles_;
+  mutable bool tooManyOwnFiles_ = false;  ///< the folders hold more than the files read
 };
 
 /// Returns the path a file: URI names, percent-decoded and without its host (a server may
