@@ -137,7 +137,7 @@ const std::vector<CatalogTool>& ToolCatalog::list() const {
   for (const auto& tool : tools) {
     auto [it, fresh] = routes_.emplace(tool.name, Route{tool.ability, tool.tool.name});
     if (!fresh && it->second.ability != tool.ability) {
-      ambiguous_[tool.name] = it->second.ability + " and " + tool.ability;
+      ambiguous_.try_emplace(tool.name, it->second.ability).first->second += " and " + tool.ability;
     }
   }
   // A name two abilities share is listed for neither: a list names each tool once, and a

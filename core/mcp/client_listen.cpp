@@ -166,8 +166,10 @@ void Client::onListenAcknowledged() {
 void Client::settleAcknowledged() {
   std::vector<ListenWaiter> waiting;
   for (auto& waiter : std::exchange(listenWaiters_, {})) {
-    // A change made after this stream opened waits for the stream that carries it.
-    if (waiter.adding != acknowledgedUris_.contains(waiter.uri)) {
+    // A change made after this stream opened waits for the stream that carries it; one a
+    // later change undid (a subscribe then an unsubscribe) is done with.
+    const bool superseded = waiter.adding != subscribedUris_.contains(waiter.uri);
+    if (waiter.adding != acknowledgedUris_.contains(waiter.uri) && !superseded) {
       waiting.push_back(std::move(waiter));
       continue;
     }
@@ -182,15 +184,19 @@ std::size_t Client::failCarried(const Error& error, Clock::time_point due) {
   std::vector<ListenWaiter> waiting;
   for (auto& waiter : std::exchange(listenWaiters_, {})) {
     // A waiter whose own time has not run out keeps waiting (the reopen it needs follows).
+    // One whose time ran out (`due` is a time) settles whatever its state, so none waits
+    // for ever.
     const bool settling = waiter.deadline <= due;
+    const bool timedOut = due != Clock::time_point::max();
     if (settling && (waiter.adding == acknowledgedUris_.contains(waiter.uri) ||
-                     (!waiter.adding && !listenUris_.contains(waiter.uri)))) {
+                     (!waiter.adding && (timedOut || !listenUris_.contains(waiter.uri))))) {
       // In effect already: an earlier stream that the server acknowledged carried it; or a
-      // removal the failed stream carried, in effect all the same: no stream of the server's
-      // follows the resource any more, and none kaja opens will.
+      // removal, in effect all the same: no stream of the server's follows the resource any
+      // more (or the reopen on its way will not), and none kaja opens will.
       asio::post(io_, [done = std::move(waiter.done)] { done(Json::object()); });
-    } else if (settling && waiter.adding && listenUris_.contains(waiter.uri)) {
-      // An addition it carried is given up.
+    } else if (settling && waiter.adding && (timedOut || listenUris_.contains(waiter.uri))) {
+      // An addition the failed stream carried is given up; so is, once its time is up, one
+      // no stream carried yet or that a later removal took out.
       if (subscribedUris_.erase(waiter.uri) > 0) ++givenUp;
       asio::post(io_, [done = std::move(waiter.done), error] { done(std::unexpected(error)); });
     } else {

@@ -97,7 +97,9 @@ Result<std::pair<std::string, std::size_t>> spillText(const std::string& dir,
   };
   std::vector<Kept> kept;
   std::uint64_t total = 0;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+  for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    const fs::directory_entry& entry = *it;
     std::error_code stat;
     if (!entry.is_regular_file(stat)) continue;
     const auto time = entry.last_write_time(stat);
@@ -281,9 +283,12 @@ void CallPipeline::callAsync(const CallScope& scope, const FilteredTools& filter
                        scope.home);
     // A relative path lands in the server's working folder: its manifest's, else kaja's own.
     std::vector<std::string> working;
-    if (scope.ability.cwd) working.push_back(expandHome(*scope.ability.cwd, scope.home));
     std::error_code noCwd;
-    if (auto here = std::filesystem::current_path(noCwd); !noCwd) working.push_back(here.string());
+    if (scope.ability.cwd) {
+      working.push_back(expandHome(*scope.ability.cwd, scope.home));
+    } else if (auto here = std::filesystem::current_path(noCwd); !noCwd) {
+      working.push_back(here.string());
+    }
     if (auto refusal = own.checkArguments(args, scope.ability.pathArgs, relativeReaches,
                                           scope.ability.name, working)) {
       finish(running, refused(std::move(*refusal)));

@@ -224,15 +224,8 @@ std::expected<std::vector<CheckedPath>, Refusal> FolderGuard::check(
   if (folders_.empty() || !arguments.is_object()) return checked;
   for (const auto& argument : ability.pathArgs) {
     auto it = arguments.find(argument);
-    if (it == arguments.end()) continue;
-    // A server may read null as "the default", which may be its working folder: a place
-    // kaja cannot see.
-    if (it->is_null()) {
-      return refuse(rule::kOutsideFolders,
-                    "Argument " + argument +
-                        " is null, and a server may read that as a folder of its own choosing; "
-                        "leave the argument out or give a path in the persona's folders.");
-    }
+    // null is an argument left out, as strict function calling sends every optional one.
+    if (it == arguments.end() || it->is_null()) continue;
     std::vector<std::string> values;
     bool wellFormed = it->is_string();
     if (wellFormed) {

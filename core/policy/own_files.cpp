@@ -1,5 +1,6 @@
 #include "core/policy/own_files.h"
 
+#include <pwd.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <utility>
+#include <vector>
 
 #include "core/mcp/json_rpc.h"
 #include "core/paths.h"
@@ -24,34 +26,85 @@ constexpr std::size_t kMaxPathBytes = 4096;
 // The entries of kaja's folders read, at most, to compare with a file that has other names.
 constexpr std::size_t kMaxFilesCompared = 50000;
 
+// Returns `text` without the spaces and control characters at its ends, which URL parsers
+// (WHATWG's, Node's, Python's) drop before reading a URL.
+std::string_view trimUrlEdges(std::string_view text) {
+  const auto edge = [](char c) { return static_cast<unsigned char>(c) <= 0x20; };
+  while (!text.empty() && edge(text.front())) text.remove_prefix(1);
+  while (!text.empty() && edge(text.back())) text.remove_suffix(1);
+  return text;
+}
+
 bool startsWithFileScheme(std::string_view text) {
+  text = trimUrlEdges(text);
   return text.size() >= 5 &&
          std::equal(text.begin(), text.begin() + 5, "file:", [](char a, char b) {
            return std::tolower(static_cast<unsigned char>(a)) == b;
          });
 }
 
-// Returns true when `text` may be meant as a path: it starts with `/`, `~/` or `file:`, and
-// has no control character, which no path a person types holds.
+// Returns true when `text` may be meant as a path: a file: URI (any spelling a URL parser
+// reads), or text that starts with `/` or `~` and has no control character, which no path a
+// person types holds.
 bool looksLikePath(std::string_view text) {
-  if (text.empty() || text.size() >= kMaxPathBytes) return false;
-  if (!(text.front() == '/' || text == "~" || text.starts_with("~/") ||
-        startsWithFileScheme(text))) {
-    return false;
-  }
+  if (startsWithFileScheme(text)) return true;
+  if (text.empty() || (text.front() != '/' && text.front() != '~')) return false;
   return std::none_of(text.begin(), text.end(),
                       [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; });
+}
+
+// Returns true when a component of `path` is longer than any file name (NAME_MAX), so that
+// no process can open it, however it follows links.
+bool hasOverlongComponent(std::string_view path) {
+  std::size_t start = 0;
+  while (start < path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    if (end - start > 255) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+// Returns `path` with a leading `~name/` replaced by that user's home, as Python's
+// expanduser does; `~/` is left to expandHome.
+std::string expandUserHome(const std::string& path) {
+  if (!path.starts_with("~") || path == "~" || path.starts_with("~/")) return path;
+  const std::size_t slash = path.find('/');
+  const std::string name =
+      path.substr(1, slash == std::string::npos ? std::string::npos : slash - 1);
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  std::vector<char> buffer(16384);
+  if (::getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 ||
+      found == nullptr || found->pw_dir == nullptr) {
+    return path;
+  }
+  return std::string(found->pw_dir) + (slash == std::string::npos ? "" : path.substr(slash));
 }
 
 Refusal refusal(std::string message) {
   return Refusal{std::string(rule::kKajaFiles), std::move(message)};
 }
 
+// A path kaja cannot resolve safely (a link in /proc, a loop, too many readings): kaja cannot
+// tell where it lands, so it is not handed on.
+Refusal unchecked(std::string message) {
+  return Refusal{std::string(rule::kUnsafePath), std::move(message)};
+}
+
 }  // namespace
 
 std::optional<std::string> fileUriPath(std::string_view uri) {
   if (!startsWithFileScheme(uri)) return std::nullopt;
-  std::string_view rest = uri.substr(5);
+  // Read as a URL parser reads it: ends trimmed, tabs and line breaks dropped anywhere, and a
+  // backslash taken for a slash.
+  std::string text;
+  for (const char c : trimUrlEdges(uri).substr(5)) {
+    if (c == '\t' || c == '\n' || c == '\r') continue;
+    text += c == '\\' ? '/' : c;
+  }
+  std::string_view rest = text;
   if (rest.starts_with("//")) {
     rest.remove_prefix(2);
     const std::size_t slash = rest.find('/');
@@ -59,7 +112,9 @@ std::optional<std::string> fileUriPath(std::string_view uri) {
   }
   // A query or fragment is not part of the path.
   rest = rest.substr(0, rest.find_first_of("?#"));
-  return percentDecode(rest);
+  std::string path = percentDecode(rest);
+  // "file:home/u" is "/home/u" to a URL parser.
+  return path.starts_with("/") ? path : "/" + path;
 }
 
 OwnFiles::OwnFiles(const std::vector<std::string>& folders,
@@ -101,10 +156,21 @@ std::string OwnFiles::sameFileAs(const std::string& reading, bool& unsure) const
       std::error_code ec;
       fs::recursive_directory_iterator it(folder.resolved,
                                           fs::directory_options::skip_permission_denied, ec);
+      if (ec) {
+        // A folder not made yet holds nothing; one kaja cannot open leaves it unsure.
+        if (ec != std::errc::no_such_file_or_directory) tooManyOwnFiles_ = true;
+        continue;
+      }
       for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         if (++seen > kMaxFilesCompared) {
           tooManyOwnFiles_ = true;
           break;
+        }
+        // The packages kaja installs for its runners hold no secret, and many files.
+        std::error_code kind;
+        if (it->path().filename() == "node_modules" && it->is_directory(kind)) {
+          it.disable_recursion_pending();
+          continue;
         }
         std::string path = it->path().string();
         struct stat own {};
@@ -112,6 +178,8 @@ std::string OwnFiles::sameFileAs(const std::string& reading, bool& unsure) const
           ownFiles_->emplace(std::make_pair(own.st_dev, own.st_ino), std::move(path));
         }
       }
+      // A folder that could not be read through leaves kaja unsure, as too many files do.
+      if (ec) tooManyOwnFiles_ = true;
     }
   }
   if (const auto found = ownFiles_->find({target.st_dev, target.st_ino});
@@ -124,15 +192,24 @@ std::string OwnFiles::sameFileAs(const std::string& reading, bool& unsure) const
 
 std::optional<Refusal> OwnFiles::checkPath(const std::string& what, const std::string& given,
                                            bool strict, std::string_view who) const {
-  const std::string expanded = expandHome(given, home_);
+  const std::string expanded = expandUserHome(expandHome(given, home_));
   if (!expanded.starts_with("/")) return std::nullopt;
-  auto readings = resolveInterpretations(expanded);
+  Result<std::vector<std::string>> readings = std::vector<std::string>();
+  if (expanded.size() >= kMaxPathBytes) {
+    // Too long to open in one call, but a server that tidies a path first (path.resolve,
+    // normpath) opens what the text collapses to.
+    const std::string collapsed = collapseLexically(expanded);
+    if (collapsed.size() >= kMaxPathBytes) return std::nullopt;
+    readings = resolveInterpretations(collapsed);
+  } else {
+    readings = resolveInterpretations(expanded);
+  }
   if (!readings) {
-    // A path the kernel cannot resolve (a loop, a name too long) no server can open either,
-    // so outside a path argument its text alone is judged; more readings than kaja follows
-    // may hide one that lands in its files.
-    if (strict || readings.error().code == ErrorCode::kRefused) {
-      return refusal(
+    // A name longer than any file's no process can open, so outside a path argument its text
+    // alone is judged. Any other failure (a link in /proc, a loop, a folder kaja may not
+    // read, more readings than kaja follows) may hide where a server lands.
+    if (strict || readings.error().code == ErrorCode::kRefused || !hasOverlongComponent(expanded)) {
+      return unchecked(
           what + " cannot be checked against kaja's own files: " + readings.error().message + ".");
     }
     readings = std::vector<std::string>{collapseLexically(expanded)};
@@ -149,11 +226,11 @@ std::optional<Refusal> OwnFiles::checkPath(const std::string& what, const std::s
     const std::string same = sameFileAs(reading, unsure);
     if (unsure) {
       return refusal(what +
-                     " names a file with other names (hard links), and kaja's own folders "
-                     "hold more than " +
+                     " names a file with other names (hard links), and kaja could not look "
+                     "through all of its own folders (more than " +
                      std::to_string(kMaxFilesCompared) +
-                     " files, too many to tell that none of them is one; give the file a name "
-                     "of its own (cp F F.new && mv F.new F).");
+                     " entries, or one it cannot read) to tell that none of them is one; give "
+                     "the file a name of its own (cp F F.new && mv F.new F).");
     }
     if (!same.empty()) {
       return refusal(what + " is another name (a hard link) of kaja's own file " +
@@ -180,18 +257,21 @@ std::optional<Refusal> OwnFiles::checkArguments(
     for (const auto& name : pathArgs) {
       const auto it = arguments.find(name);
       if (it == arguments.end()) continue;
-      std::vector<std::string> values;
-      if (it->is_string()) values.push_back(it->get<std::string>());
+      std::vector<const mcp::Json*> values;
+      if (it->is_string()) values.push_back(&*it);
       if (it->is_array()) {
         for (const auto& value : *it) {
-          if (value.is_string()) values.push_back(value.get<std::string>());
+          if (value.is_string()) values.push_back(&value);
         }
       }
-      for (const auto& given : values) {
+      for (const mcp::Json* value : values) {
+        // Judged here; whatever else the argument holds is scanned below.
+        skipped.push_back(value);
+        const auto& given = value->get_ref<const std::string&>();
         if (++checked > kMaxPathsPerCall) return tooMany();
         const std::string what = "Argument " + name + " (" + quoteForMessage(given) + ")";
         const std::string path = startsWithFileScheme(given) ? *fileUriPath(given) : given;
-        if (!expandHome(path, home_).starts_with("/")) {
+        if (!expandUserHome(expandHome(path, home_)).starts_with("/")) {
           if (refuseRelative) {
             return refusal(what +
                            " is a relative path; while a persona folder holds kaja's own files, "
@@ -205,7 +285,6 @@ std::optional<Refusal> OwnFiles::checkArguments(
         }
         if (auto refused = checkPath(what, path, true, who)) return refused;
       }
-      skipped.push_back(&*it);
     }
   }
   // Every other string that reads as a path: a server may take any argument as one.
@@ -247,11 +326,7 @@ std::optional<Refusal> OwnFiles::checkArguments(
 std::optional<Refusal> OwnFiles::checkUri(std::string_view uri, std::string_view who) const {
   const auto path = fileUriPath(uri);
   if (!path || empty()) return std::nullopt;
-  const std::string what = "The URI " + quoteForMessage(uri);
-  if (!expandHome(*path, home_).starts_with("/")) {
-    return refusal(what + " names a relative path, which kaja cannot check against its own files.");
-  }
-  return checkPath(what, *path, true, who);
+  return checkPath("The URI " + quoteForMessage(uri), *path, true, who);
 }
 
 }  // namespace kaja::core::policy

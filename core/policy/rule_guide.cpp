@@ -30,8 +30,10 @@ constexpr RuleGuide kGuides[] = {
      "give the path as an absolute path or as ~/…"},
     {rule::kUnsafePath,
      "a path in the call's arguments holds a character no path kaja lets a server write may "
-     "hold (a control character, an invisible or direction-changing one)",
-     "spell the path plainly"},
+     "hold (a control character, an invisible or direction-changing one), or kaja cannot tell "
+     "where it lands: it passes through a link in /proc (/proc/self, /dev/fd), which each "
+     "process reads as its own, or through a symlink loop or a folder kaja cannot read",
+     "spell the path plainly, as the absolute path it means"},
     {rule::kLinkedFile,
      "a path in the call's arguments names a file with more than one name (hard links); "
      "writing it changes the file under every name, and kaja cannot tell whether another "

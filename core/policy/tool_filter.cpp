@@ -119,10 +119,10 @@ FilteredTools filterTools(const Ability& ability, const PersonaEntry* entry,
       result.dropped.push_back(
           {tool.name,
            {std::string(rule::kAbilityTools),
-            tool.name.empty()
-                ? ability.name + " lists a tool with an empty name, which no call "
-                                 "can name; kaja leaves it out."
-                : ability.name + " lists two tools named " + name + "; kaja offers the first."},
+            tool.name.empty() ? ability.name + " lists a tool with an empty name, which no call "
+                                               "can name; kaja leaves it out."
+                              : ability.name + " lists two tools named " + name +
+                                    "; kaja offers at most the first."},
            {}});
       continue;
     }

@@ -1,8 +1,11 @@
 #include "core/server/http_front.h"
 
 #include <algorithm>
+#include <array>
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -10,6 +13,34 @@
 
 namespace kaja::core::server {
 namespace asio = boost::asio;
+
+namespace {
+
+// A refused connection after its reply: what the client sent is read and dropped until it
+// closes (for at most a second), since closing with its request unread would reset the
+// connection, and many clients then lose the reply.
+struct Draining {
+  Draining(std::shared_ptr<asio::ip::tcp::socket> socket, asio::steady_timer timer)
+      : socket(std::move(socket)), timer(std::move(timer)) {}
+  std::shared_ptr<asio::ip::tcp::socket> socket;
+  asio::steady_timer timer;
+  std::array<char, 4096> sink{};
+};
+
+void drainThenClose(const std::shared_ptr<Draining>& draining) {
+  draining->socket->async_read_some(asio::buffer(draining->sink),
+                                    [draining](const boost::system::error_code& ec, std::size_t) {
+                                      if (ec) {
+                                        draining->timer.cancel();
+                                        boost::system::error_code ignored;
+                                        draining->socket->close(ignored);
+                                        return;
+                                      }
+                                      drainThenClose(draining);
+                                    });
+}
+
+}  // namespace
 using asio::ip::tcp;
 
 Result<std::unique_ptr<HttpFront>> HttpFront::create(asio::io_context& io, SessionFactory factory,
@@ -79,13 +110,7 @@ void HttpFront::Impl::accept() {
                      "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
                      std::to_string(body.size()) + "\r\n\r\n" + body;
             }();
-            auto refused = std::make_shared<asio::ip::tcp::socket>(std::move(socket));
-            asio::async_write(*refused, asio::buffer(kBusy),
-                              [refused](const boost::system::error_code&, std::size_t) {
-                                boost::system::error_code ignored;
-                                refused->shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-                                refused->close(ignored);
-                              });
+            self->refuseBusy(std::make_shared<asio::ip::tcp::socket>(std::move(socket)), kBusy);
           } else {
             const std::uint64_t id = self->nextConnection++;
             auto connection =
@@ -96,6 +121,26 @@ void HttpFront::Impl::accept() {
         }
         self->accept();
       });
+}
+
+void HttpFront::Impl::refuseBusy(const std::shared_ptr<asio::ip::tcp::socket>& socket,
+                                 const std::string& reply) {
+  auto draining = std::make_shared<Draining>(socket, asio::steady_timer(io));
+  asio::async_write(*socket, asio::buffer(reply),
+                    [draining](const boost::system::error_code& ec, std::size_t) {
+                      boost::system::error_code ignored;
+                      if (ec) {
+                        draining->socket->close(ignored);
+                        return;
+                      }
+                      draining->socket->shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+                      draining->timer.expires_after(std::chrono::seconds(1));
+                      draining->timer.async_wait([draining](const boost::system::error_code&) {
+                        boost::system::error_code closed;
+                        draining->socket->close(closed);
+                      });
+                      drainThenClose(draining);
+                    });
 }
 
 void HttpFront::Impl::makeRoom() {
@@ -130,7 +175,8 @@ bool HttpFront::Impl::makeSessionRoom() {
           const auto& connection = entry.second->connection;
           return connection && connection->isOpen();
         });
-    if (!busy && (!idlest || state->lastActive < idlest->lastActive)) idlest = state;
+    const bool young = std::chrono::steady_clock::now() - state->lastActive < options.sessionGrace;
+    if (!busy && !young && (!idlest || state->lastActive < idlest->lastActive)) idlest = state;
   }
   if (!idlest) return false;
   endSession(idlest);

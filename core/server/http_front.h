@@ -74,6 +74,9 @@ struct HttpFrontOptions {
   std::chrono::milliseconds writeTimeout{std::chrono::seconds(30)};
   /// A session without requests or open streams this long is ended.
   std::chrono::milliseconds sessionIdle{std::chrono::minutes(30)};
+  /// At maxSessions, a session idle at least this long may be ended for a new one; a
+  /// younger one (its client may be about to open its stream) never is.
+  std::chrono::milliseconds sessionGrace{std::chrono::seconds(10)};
   /// An SSE comment is sent on an open stream this often, so dead clients are noticed.
   std::chrono::milliseconds keepAlive{std::chrono::seconds(15)};
   /// Bytes waiting on one SSE connection past this drop it (the client is not reading);

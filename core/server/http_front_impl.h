@@ -89,6 +89,9 @@ struct HttpFront::Impl final : HttpHandler, std::enable_shared_from_this<HttpFro
   /// At the connection limit: closes the oldest connection that has no request in
   /// progress, else the oldest standing stream (a GET stream or a listen), if there is one.
   void makeRoom();
+  /// Answers a connection over the limit with `reply` (a whole HTTP response) and closes it.
+  void refuseBusy(const std::shared_ptr<boost::asio::ip::tcp::socket>& socket,
+                  const std::string& reply);
   /// At the session limit: ends the session that has waited longest with no request in
   /// progress and no open stream, if there is one. Returns true when it ended one.
   bool makeSessionRoom();

@@ -166,16 +166,6 @@ TEST_F(FolderGuardTest, RelativePathsAreRefusedForEveryFolderKind) {
   EXPECT_TRUE(check(writable, {{"path", "~/notes/a.md"}}));
 }
 
-// Found by an outside review: {"path": null} passed unchecked, and a server may read null
-// as its default, its own working folder.
-TEST_F(FolderGuardTest, ANullPathIsRefusedNotPassedUnchecked) {
-  auto g = writerGuard();
-  auto result = check(g, {{"path", nullptr}});
-  ASSERT_FALSE(result);
-  EXPECT_THAT(result.error().message, HasSubstr("is null"));
-  EXPECT_TRUE(check(g, {{"content", nullptr}}));
-}
-
 TEST_F(FolderGuardTest, NewFilesAreCheckedThroughTheirParent) {
   auto g = writerGuard();
   auto created = check(g, {{"path", "~/notes/new-dir/deeper/new.md"}});

@@ -522,6 +522,7 @@ TEST(HttpFrontTest, HalfSentRequestsGiveWayAtTheLimitAndCallsInProgressNeverDo) 
 TEST(HttpFrontTest, AtTheSessionLimitTheIdlestSessionGivesWayButNotOneWithACallInProgress) {
   HttpFrontOptions options;
   options.maxSessions = 2;
+  options.sessionGrace = std::chrono::milliseconds(300);
   FrontHarness h(options);
   const auto headersOf = [](const std::string& id) {
     return with(bothAccepted(), {{"Mcp-Session-Id", id}, {"MCP-Protocol-Version", "2025-11-25"}});
@@ -532,6 +533,9 @@ TEST(HttpFrontTest, AtTheSessionLimitTheIdlestSessionGivesWayButNotOneWithACallI
   ASSERT_TRUE(held);
   const std::string idle = h.initialize();
   ASSERT_FALSE(idle.empty());
+  // A session younger than the grace is not ended for a new one.
+  EXPECT_TRUE(h.initialize().empty()) << "a session just made was ended";
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
   const std::string fresh = h.initialize();
   ASSERT_FALSE(fresh.empty()) << "a new client was shut out";
   EXPECT_EQ(h.post(call(1, "ping"), headersOf(idle)).status, 404);
