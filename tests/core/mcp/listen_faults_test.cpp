@@ -164,6 +164,33 @@ TEST_F(ListenFaultsTest, ASubscribeTimesOutOnItsOwnDeadlineWhileOthersKeepComing
   EXPECT_EQ(filters().back().dump().find("silent"), std::string::npos);
 }
 
+// Found by a review: a subscribe undone by an unsubscribe before the stream reopened was
+// left waiting; at its deadline the acknowledgement timer then fired again and again at
+// once, a busy loop on kaja's thread. Both now settle with the acknowledgement.
+TEST_F(ListenFaultsTest, ASubscribeUndoneBeforeTheReopenSettlesAndNothingSpins) {
+  start();
+  if (IsSkipped()) return;
+  ASSERT_TRUE(subscribe("test://a"));
+  std::optional<Result<Json>> subscribed;
+  std::optional<Result<Json>> unsubscribed;
+  client_->request("resources/subscribe", Json{{"uri", "test://x"}}, 0ms,
+                   [&](Result<Json> result) { subscribed = std::move(result); });
+  client_->request("resources/unsubscribe", Json{{"uri", "test://x"}}, 0ms,
+                   [&](Result<Json> result) { unsubscribed = std::move(result); });
+  ASSERT_TRUE(runUntil(io_, [&] { return subscribed.has_value() && unsubscribed.has_value(); }));
+  EXPECT_TRUE(*subscribed) << subscribed->error().describe();
+  EXPECT_TRUE(*unsubscribed) << unsubscribed->error().describe();
+  // Past the request timeout (1 s), the thread is idle: run the context for 1.5 s and count
+  // the handlers it ran.
+  std::size_t handlers = 0;
+  const auto until = std::chrono::steady_clock::now() + 1500ms;
+  while (std::chrono::steady_clock::now() < until) {
+    handlers += io_.run_for(50ms);
+  }
+  EXPECT_LT(handlers, 1000U) << "the io thread kept running handlers with nothing to do";
+  EXPECT_EQ(filters().back(), Json::parse(R"(["test://a"])"));
+}
+
 // Found by a review: a failed stream put back the whole filter the server last took, so an
 // unsubscribe sent with a refused subscribe was undone, and the server went on sending the
 // updates of a resource nobody followed.
