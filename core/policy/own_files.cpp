@@ -269,7 +269,8 @@ std::optional<Refusal> OwnFiles::checkArguments(
         skipped.push_back(value);
         const auto& given = value->get_ref<const std::string&>();
         if (++checked > kMaxPathsPerCall) return tooMany();
-        const std::string what = "Argument " + name + " (" + quoteForMessage(given) + ")";
+        const std::string what =
+            "Argument " + name + " (" + quoteForMessage(mcp::clip(given, 200)) + ")";
         const std::string path = startsWithFileScheme(given) ? *fileUriPath(given) : given;
         if (!expandUserHome(expandHome(path, home_)).starts_with("/")) {
           if (refuseRelative) {
@@ -298,7 +299,8 @@ std::optional<Refusal> OwnFiles::checkArguments(
         // A server may take a key as a path too (a map of paths to contents).
         if (looksLikePath(item.key())) {
           if (++checked > kMaxPathsPerCall) return tooMany();
-          const std::string what = "The argument name " + quoteForMessage(item.key());
+          const std::string what =
+              "The argument name " + quoteForMessage(mcp::clip(item.key(), 200));
           const auto path = startsWithFileScheme(item.key()) ? fileUriPath(item.key())
                                                              : std::optional(item.key());
           if (auto refused = checkPath(what, *path, false, who)) return refused;
@@ -314,8 +316,8 @@ std::optional<Refusal> OwnFiles::checkArguments(
       const auto& text = value->get_ref<const std::string&>();
       if (!looksLikePath(text)) continue;
       if (++checked > kMaxPathsPerCall) return tooMany();
-      const std::string what =
-          "Argument " + quoteForMessage(mcp::clip(where, 120)) + " (" + quoteForMessage(text) + ")";
+      const std::string what = "Argument " + quoteForMessage(mcp::clip(where, 120)) + " (" +
+                               quoteForMessage(mcp::clip(text, 200)) + ")";
       const auto path = startsWithFileScheme(text) ? fileUriPath(text) : std::optional(text);
       if (auto refused = checkPath(what, *path, false, who)) return refused;
     }
@@ -326,7 +328,7 @@ std::optional<Refusal> OwnFiles::checkArguments(
 std::optional<Refusal> OwnFiles::checkUri(std::string_view uri, std::string_view who) const {
   const auto path = fileUriPath(uri);
   if (!path || empty()) return std::nullopt;
-  return checkPath("The URI " + quoteForMessage(uri), *path, true, who);
+  return checkPath("The URI " + quoteForMessage(mcp::clip(uri, 200)), *path, true, who);
 }
 
 }  // namespace kaja::core::policy

@@ -231,6 +231,10 @@ TEST_F(OwnFilesTest, SpellingsOnlyAParserTidiesAreRefused) {
       EXPECT_TRUE(own().checkUri(text, "ref")) << text.substr(0, 80) << " as a URI";
     }
   }
+  // The refusal quotes a long path cut short, not whole.
+  auto refused = check({{"query", longWay}});
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_LT(refused->message.size(), 1500U);
   EXPECT_TRUE(check({{"path", Json::array({Json::array({secrets})})}}));
   EXPECT_TRUE(check({{"path", {{"inner", secrets}}}}));
 }
