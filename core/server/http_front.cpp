@@ -20,12 +20,22 @@ namespace {
 // closes (for at most a second), since closing with its request unread would reset the
 // connection, and many clients then lose the reply.
 struct Draining {
-  Draining(std::shared_ptr<asio::ip::tcp::socket> socket, asio::steady_timer timer)
-      : socket(std::move(socket)), timer(std::move(timer)) {}
+  Draining(std::shared_ptr<asio::ip::tcp::socket> socket, asio::steady_timer timer,
+           std::shared_ptr<std::size_t> count)
+      : socket(std::move(socket)), timer(std::move(timer)), count(std::move(count)) {
+    ++*this->count;
+  }
+  ~Draining() { --*count; }
+  Draining(const Draining&) = delete;
+  Draining& operator=(const Draining&) = delete;
   std::shared_ptr<asio::ip::tcp::socket> socket;
   asio::steady_timer timer;
+  std::shared_ptr<std::size_t> count;  ///< the refused connections still draining
   std::array<char, 4096> sink{};
 };
+
+// Refused connections drained at once, at most: past this a flood of them is closed at once.
+constexpr std::size_t kMaxDraining = 64;
 
 void drainThenClose(const std::shared_ptr<Draining>& draining) {
   draining->socket->async_read_some(asio::buffer(draining->sink),
@@ -100,7 +110,7 @@ void HttpFront::Impl::accept() {
           if (self->connections.size() >= self->options.maxConnections) self->makeRoom();
           if (self->connections.size() >= self->options.maxConnections) {
             // Over the limit, with every connection carrying a call, a new one is told so
-            // (without reading its request) and closed.
+            // and closed.
             static const std::string kBusy = [] {
               const std::string body =
                   R"({"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"kaja has as )"
@@ -125,7 +135,12 @@ void HttpFront::Impl::accept() {
 
 void HttpFront::Impl::refuseBusy(const std::shared_ptr<asio::ip::tcp::socket>& socket,
                                  const std::string& reply) {
-  auto draining = std::make_shared<Draining>(socket, asio::steady_timer(io));
+  if (*drainingCount >= kMaxDraining) {
+    boost::system::error_code ignored;
+    socket->close(ignored);
+    return;
+  }
+  auto draining = std::make_shared<Draining>(socket, asio::steady_timer(io), drainingCount);
   asio::async_write(*socket, asio::buffer(reply),
                     [draining](const boost::system::error_code& ec, std::size_t) {
                       boost::system::error_code ignored;

@@ -92,6 +92,8 @@ struct HttpFront::Impl final : HttpHandler, std::enable_shared_from_this<HttpFro
   /// Answers a connection over the limit with `reply` (a whole HTTP response) and closes it.
   void refuseBusy(const std::shared_ptr<boost::asio::ip::tcp::socket>& socket,
                   const std::string& reply);
+  /// Refused connections still draining (see refuseBusy).
+  std::shared_ptr<std::size_t> drainingCount = std::make_shared<std::size_t>(0);
   /// At the session limit: ends the session that has waited longest with no request in
   /// progress and no open stream, if there is one. Returns true when it ended one.
   bool makeSessionRoom();
