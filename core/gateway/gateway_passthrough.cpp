@@ -8,7 +8,7 @@
 #include "core/gateway/gateway_session.h"
 #include "core/gateway/gateway_util.h"
 #include "core/mcp/client.h"
-#include "core/policy/own_files.h"
+#include "core/policy/call_pipeline.h"
 
 namespace kaja::core::gateway {
 
@@ -218,12 +218,7 @@ void GatewaySession::forward(const mcp::Request& request) {
   // resource to read or follow, nor as a prompt's argument.
   if (request.method == "resources/read" || request.method == "resources/subscribe" ||
       request.method == "prompts/get") {
-    const auto& pipeline = gateway.options.pipeline;
-    const policy::OwnFiles own(pipeline.kajaFolders,
-                               pipeline.spillDir.empty()
-                                   ? std::vector<std::string>()
-                                   : std::vector<std::string>{pipeline.spillDir},
-                               gateway.options.home);
+    const policy::OwnFiles own = policy::ownFilesOf(gateway.options.pipeline, gateway.options.home);
     auto refusal =
         request.method == "prompts/get"
             ? own.checkArguments(params.value("arguments", Json::object()), {}, false, ability)

@@ -15,7 +15,6 @@
 #include "core/paths.h"
 #include "core/policy/backup.h"
 #include "core/policy/folder_guard.h"
-#include "core/policy/own_files.h"
 
 namespace kaja::core::policy {
 namespace {
@@ -149,6 +148,13 @@ Result<std::pair<std::string, std::size_t>> spillText(const std::string& dir,
   return std::make_pair(path, text.size());
 }
 
+OwnFiles ownFilesOf(const PipelineOptions& options, const std::string& home) {
+  return OwnFiles(options.kajaFolders,
+                  options.spillDir.empty() ? std::vector<std::string>()
+                                           : std::vector<std::string>{options.spillDir},
+                  home);
+}
+
 size_t jsonDepth(const mcp::Json& value, size_t limit) {
   std::vector<std::pair<const mcp::Json*, size_t>> pending = {{&value, 0}};
   size_t deepest = 0;
@@ -277,10 +283,7 @@ void CallPipeline::callAsync(const CallScope& scope, const FilteredTools& filter
                                          options_.kajaFolders);
       relativeReaches = created && created->holdsKajaOwn();
     }
-    const OwnFiles own(options_.kajaFolders,
-                       options_.spillDir.empty() ? std::vector<std::string>()
-                                                 : std::vector<std::string>{options_.spillDir},
-                       scope.home);
+    const OwnFiles own = ownFilesOf(options_, scope.home);
     // A relative path lands in the server's working folder: its manifest's, else kaja's own.
     std::vector<std::string> working;
     std::error_code noCwd;

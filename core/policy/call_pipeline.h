@@ -14,6 +14,7 @@
 #include "core/policy/approval.h"
 #include "core/policy/audit_log.h"
 #include "core/policy/output_guard.h"
+#include "core/policy/own_files.h"
 #include "core/policy/refusal.h"
 #include "core/policy/tool_filter.h"
 
@@ -40,6 +41,10 @@ struct PipelineOptions {
   /// nothing and the cut text is lost.
   std::string spillDir;
 };
+
+/// Returns the check of kaja's own files (K15) under `options`: its folders kept from every
+/// server, its spill folder left readable, `~` meaning `home`.
+OwnFiles ownFilesOf(const PipelineOptions& options, const std::string& home);
 
 /// How deep a call's arguments may nest. Deeper arguments are refused before any step, so
 /// no step recurses through them.
