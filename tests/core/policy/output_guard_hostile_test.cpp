@@ -41,6 +41,36 @@ void expectBounded(const GuardedOutput& out, const OutputLimits& limits) {
   EXPECT_LE(strict.size(), bound);
 }
 
+// The fastest of three runs of `work`. The machines are shared, so a test never holds the guard
+// to a clock: it compares the guard with a plain copy of the same result, timed side by side, and
+// the fastest run of each is the one least disturbed by its neighbours.
+template <typename Work>
+std::chrono::nanoseconds fastestOfThree(Work&& work) {
+  auto best = std::chrono::nanoseconds::max();
+  for (int run = 0; run < 3; ++run) {
+    auto started = std::chrono::steady_clock::now();
+    work();
+    best = std::min(best, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now() - started));
+  }
+  return best;
+}
+
+// How long the guard takes on `result`, as a multiple of a deep copy of it. The guard reads no
+// further into a text than it keeps and never copies what it cuts, so on a huge result it costs a
+// small part of one copy (about 1 to 5 per cent here); one that copied, or rescanned, costs more.
+double guardCostInCopies(const mcp::ToolResult& result, GuardedOutput& out) {
+  size_t sink = 0;
+  auto copy = fastestOfThree([&] {
+    mcp::ToolResult copied = result;
+    sink += copied.raw.size();
+  });
+  auto guard = fastestOfThree([&] { out = guardOutput(result); });
+  EXPECT_GT(sink, 0u);
+  return static_cast<double>(guard.count()) /
+         static_cast<double>(std::max<int64_t>(copy.count(), 1));
+}
+
 TEST(OutputGuardHostileTest, UnknownAndMiscasedTypesAreShownAsJsonText) {
   for (const char* type : {"TEXT", "Image", "foo", "", "text "}) {
     Json block = {{"type", type}, {"text", "hello"}, {"data", "QUJD"}};
@@ -300,10 +330,9 @@ TEST(OutputGuardHostileTest, ATwoMegabyteFileReadIsCutInBothPlacesQuickly) {
   Json raw = {{"content", {{{"type", "text"}, {"text", file}}}},
               {"structuredContent", {{"content", file}}}};
   mcp::ToolResult result = resultOf(std::move(raw));
-  auto started = std::chrono::steady_clock::now();
-  auto out = guardOutput(result);
-  auto took = std::chrono::steady_clock::now() - started;
-  EXPECT_LT(took, std::chrono::milliseconds(200));
+  GuardedOutput out;
+  double cost = guardCostInCopies(result, out);
+  EXPECT_LT(cost, 0.5) << "the guard took " << cost << " times as long as a copy of the result";
   expectBounded(out, {});
   EXPECT_EQ(out.report.textBytesCut, 2'200'000u - 32768u);
   EXPECT_THAT(textAt(out, 0), HasSubstr("[kaja: output cut here; 2167232 more bytes"));
@@ -313,17 +342,16 @@ TEST(OutputGuardHostileTest, ATwoMegabyteFileReadIsCutInBothPlacesQuickly) {
   EXPECT_GT(out.report.structuredBytesCut, 2'100'000u);
 }
 
-TEST(OutputGuardHostileTest, SixtyMegabytesAreGuardedWithinASecond) {
+TEST(OutputGuardHostileTest, SixtyMegabytesCostTheGuardNoMoreThanAFewCopies) {
   std::string text(60'000'000, 't');
   Json many = Json::array();
   for (int i = 0; i < 200'000; ++i) many.push_back({{"k", i}, {"v", "value"}});
   Json raw = {{"content", {{{"type", "text"}, {"text", text}}, {{"type", "text"}, {"text", text}}}},
               {"structuredContent", {{"content", text}, {"rows", many}}}};
   mcp::ToolResult result = resultOf(std::move(raw));
-  auto started = std::chrono::steady_clock::now();
-  auto out = guardOutput(result);
-  auto took = std::chrono::steady_clock::now() - started;
-  EXPECT_LT(took, std::chrono::seconds(1));
+  GuardedOutput out;
+  double cost = guardCostInCopies(result, out);
+  EXPECT_LT(cost, 0.5) << "the guard took " << cost << " times as long as a copy of the result";
   expectBounded(out, {});
   EXPECT_EQ(out.report.textBytesCut, 120'000'000u - 32768u);
 }
