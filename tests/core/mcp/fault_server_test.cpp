@@ -151,9 +151,9 @@ TEST(FaultServerTest, EachCallTimesOutAtItsOwnDeadlineWhateverTheOrder) {
       io, [&] { return took.size() == 3; }, 10s));
   EXPECT_LT(took["echo"], took["short"]);
   EXPECT_GE(took["short"], 200ms);
-  EXPECT_LT(took["short"], 1500ms);
+  EXPECT_LT(took["short"], 2400ms);  // before the long deadline: the timer was pulled earlier
   EXPECT_GE(took["long"], 2500ms);
-  EXPECT_LT(took["long"], 4500ms);
+  EXPECT_LT(took["long"], 6s);
   EXPECT_TRUE(client->isReady());
 }
 
