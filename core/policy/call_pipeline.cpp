@@ -274,7 +274,7 @@ void CallPipeline::callAsync(const CallScope& scope, const FilteredTools& filter
 
   // 3. Folder check, before anyone is asked (K15). No call, read or write, may name kaja's
   // own files; a write must also land in the persona's writable folders.
-  if (!options_.kajaFolders.empty()) {
+  if (!options_.kajaFolders.empty() && mayNamePaths(args, scope.ability.pathArgs)) {
     // A relative path may reach kaja's files where a persona folder holds them, since the
     // server's working folder may be there too.
     bool relativeReaches = false;

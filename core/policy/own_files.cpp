@@ -117,13 +117,19 @@ std::optional<std::string> fileUriPath(std::string_view uri) {
   return path.starts_with("/") ? path : "/" + path;
 }
 
-OwnFiles::OwnFiles(const std::vector<std::string>& folders,
-                   const std::vector<std::string>& readable, std::string home)
-    : home_(std::move(home)) {
-  for (const auto& folder : folders) {
+OwnFiles::OwnFiles(std::vector<std::string> folders, std::vector<std::string> readable,
+                   std::string home)
+    : givenFolders_(std::move(folders)),
+      givenReadable_(std::move(readable)),
+      home_(std::move(home)) {}
+
+void OwnFiles::resolveFolders() const {
+  if (resolved_) return;
+  resolved_ = true;
+  for (const auto& folder : givenFolders_) {
     if (auto resolved = resolvePath(folder)) folders_.push_back({folder, std::move(*resolved)});
   }
-  for (const auto& folder : readable) {
+  for (const auto& folder : givenReadable_) {
     if (auto resolved = resolvePath(folder)) readable_.push_back(std::move(*resolved));
   }
 }
@@ -192,6 +198,9 @@ std::string OwnFiles::sameFileAs(const std::string& reading, bool& unsure) const
 
 std::optional<Refusal> OwnFiles::checkPath(const std::string& what, const std::string& given,
                                            bool strict, std::string_view who) const {
+  // kaja's folders are resolved when the first path is checked: most calls name none.
+  resolveFolders();
+  if (folders_.empty()) return std::nullopt;
   const std::string expanded = expandUserHome(expandHome(given, home_));
   if (!expanded.starts_with("/")) return std::nullopt;
   Result<std::vector<std::string>> readings = std::vector<std::string>();
@@ -323,6 +332,31 @@ std::optional<Refusal> OwnFiles::checkArguments(
     }
   }
   return std::nullopt;
+}
+
+bool mayNamePaths(const mcp::Json& arguments, const std::vector<std::string>& pathArgs) {
+  if (arguments.is_object()) {
+    for (const auto& name : pathArgs) {
+      const auto it = arguments.find(name);
+      if (it != arguments.end() && (it->is_string() || it->is_array())) return true;
+    }
+  }
+  std::vector<const mcp::Json*> pending = {&arguments};
+  while (!pending.empty()) {
+    const mcp::Json* value = pending.back();
+    pending.pop_back();
+    if (value->is_object()) {
+      for (const auto& item : value->items()) {
+        if (looksLikePath(item.key())) return true;
+        pending.push_back(&item.value());
+      }
+    } else if (value->is_array()) {
+      for (const auto& item : *value) pending.push_back(&item);
+    } else if (value->is_string() && looksLikePath(value->get_ref<const std::string&>())) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::optional<Refusal> OwnFiles::checkUri(std::string_view uri, std::string_view who) const {

@@ -25,11 +25,11 @@ class OwnFiles {
   OwnFiles() = default;
   /// `folders` and `readable` (folders inside them that may be read) are absolute; ones that
   /// cannot be resolved are left out. `home` is what `~` means.
-  OwnFiles(const std::vector<std::string>& folders, const std::vector<std::string>& readable,
-           std::string home);
+  OwnFiles(std::vector<std::string> folders, std::vector<std::string> readable, std::string home);
 
-  /// Returns true when there are no folders to keep.
-  [[nodiscard]] bool empty() const { return folders_.empty(); }
+  /// Returns true when there are no folders to keep. They are resolved (and those that do not
+  /// exist left out) only when the first path is checked, since most calls name no path.
+  [[nodiscard]] bool empty() const { return givenFolders_.empty(); }
 
   /// Returns the refusal when the call's arguments name kaja's own files. Each value of an
   /// argument in `pathArgs` (a string or a list of strings) is judged as a path: one that
@@ -61,14 +61,25 @@ class OwnFiles {
   /// kaja's folders hold too many files to tell: then `unsure` is set).
   std::string sameFileAs(const std::string& reading, bool& unsure) const;
 
-  std::vector<Folder> folders_;
-  std::vector<std::string> readable_;
+  /// Resolves the folders given, once.
+  void resolveFolders() const;
+
+  std::vector<std::string> givenFolders_;
+  std::vector<std::string> givenReadable_;
   std::string home_;
+  mutable bool resolved_ = false;
+  mutable std::vector<Folder> folders_;
+  mutable std::vector<std::string> readable_;
   /// The files in kaja's folders by device and inode, read when a file with other names is
   /// first checked.
   mutable std::optional<std::map<std::pair<dev_t, ino_t>, std::string>> ownFiles_;
   mutable bool tooManyOwnFiles_ = false;  ///< the folders hold more than the files read
 };
+
+/// Returns true when `arguments` may name a path OwnFiles::checkArguments would judge: a value
+/// of an argument in `pathArgs`, or any string or key that reads as a path. Cheap: it touches
+/// no file, so a call that names none need not set up the check at all.
+bool mayNamePaths(const mcp::Json& arguments, const std::vector<std::string>& pathArgs);
 
 /// Returns the path a file: URI names, percent-decoded and without its host (a server may
 /// ignore "localhost" or any other host), or nullopt when `uri` has another scheme.

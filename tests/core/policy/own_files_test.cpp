@@ -115,6 +115,42 @@ TEST_F(OwnFilesTest, StringsThatReadAsPathsAnywhereInTheArgumentsAreChecked) {
   }
 }
 
+// The pipeline sets the check up only for calls that may name a path; every call the check
+// would judge must be one of them.
+TEST_F(OwnFilesTest, EveryCallThatMayNameAPathIsSeenByTheCheapTest) {
+  const std::vector<std::string> pathArgs = {"path", "paths"};
+  for (const Json& arguments : {
+           Json{{"path", "notes.txt"}},
+           Json{{"paths", Json::array({"a", "b"})}},
+           Json{{"query", "~/.config/kaja/secrets.toml"}},
+           Json{{"a", Json::array({Json{{"b", "file:relative"}}})}},
+           Json{{"map", {{"/etc/hostname", 1}}}},
+           Json{{"deep", {{"x", Json::array({Json::array({"~root/.ssh"})})}}}},
+       }) {
+    EXPECT_TRUE(mayNamePaths(arguments, pathArgs)) << arguments.dump();
+  }
+  for (const Json& arguments : {
+           Json{{"message", "kaja gateway benchmark: echo me!"}},
+           Json{{"content", "see .config/kaja/secrets.toml"}},
+           Json{{"n", 3}, {"flag", true}, {"nothing", nullptr}, {"path", nullptr}},
+           Json::array({"a", 1}),
+       }) {
+    EXPECT_FALSE(mayNamePaths(arguments, pathArgs)) << arguments.dump();
+    EXPECT_FALSE(check(arguments).has_value()) << arguments.dump();
+  }
+}
+
+// kaja's folders are found when a path is first checked, so a folder made after the check was
+// set up (the data folder of a first run) is kept all the same.
+TEST_F(OwnFilesTest, AFolderMadeAfterTheCheckWasSetUpIsKept) {
+  const std::string later = home_ + "/.cache/kaja";
+  const OwnFiles own({config_, later}, {}, home_);
+  dir_.write("home/.cache/kaja/token.json", "{}");
+  auto refusal = own.checkArguments({{"path", later + "/token.json"}}, {"path"}, false, "fs");
+  ASSERT_TRUE(refusal.has_value());
+  EXPECT_EQ(refusal->rule, rule::kKajaFiles);
+}
+
 // The whole text of a cut result is kept for the model to read in parts.
 TEST_F(OwnFilesTest, TheOutputsFolderStaysReadable) {
   EXPECT_FALSE(check({{"path", data_ + "/outputs/1-fs-read.txt"}}));
