@@ -115,6 +115,10 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER ${KAJA_MAINTAINER})
 # The libraries kaja links are found by dpkg-shlibdeps; what it runs is recommended.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# kaja opens these when it first needs them (core/util/lazy_library.h), so dpkg-shlibdeps,
+# which reads the binary's links, cannot find them: they are named here, at the versions
+# Debian 12 ships.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libcurl4 (>= 7.88), libssl3 (>= 3.0), libarchive13 (>= 3.6)")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "bubblewrap, nodejs, npm")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "docker.io, chromium")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)

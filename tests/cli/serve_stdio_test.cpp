@@ -117,6 +117,27 @@ TEST_F(ServeStdioTest, MalformedAndEarlyRequestsGetErrorsAndTheSessionGoesOn) {
   EXPECT_THAT((*echoed)["result"].dump(), HasSubstr("after all that"));
 }
 
+// libcurl, libcrypto and libarchive (and the thirty libraries behind them) are opened when
+// first needed: a gateway of local servers that has listed and called tools maps none.
+TEST_F(ServeStdioTest, AGatewayOfLocalServersLoadsNoNetworkCryptoOrArchiveLibrary) {
+  auto kaja = env_.serve({"--persona", "demo"});
+  ASSERT_FALSE(kaja->initialize().is_null()) << env_.serveErrors();
+  kaja->send(request(2, "tools/list"));
+  ASSERT_TRUE(kaja->answer(2, 30)) << env_.serveErrors();
+  kaja->send(request(
+      3, "tools/call",
+      {{"name", "everything__echo"}, {"arguments", {{"message", "/etc/hostname is a path"}}}}));
+  auto echoed = kaja->answer(3, 30);
+  ASSERT_TRUE(echoed) << env_.serveErrors();
+  EXPECT_THAT((*echoed)["result"].dump(), HasSubstr("/etc/hostname is a path"));
+  const std::string maps = testing::readFile("/proc/" + std::to_string(kaja->pid()) + "/maps");
+  ASSERT_THAT(maps, HasSubstr("libstdc++"));
+  for (const char* library : {"libcurl", "libcrypto", "libssl", "libarchive", "libgnutls",
+                              "libkrb5", "libldap", "libxml2"}) {
+    EXPECT_THAT(maps, ::testing::Not(HasSubstr(library)));
+  }
+}
+
 TEST_F(ServeStdioTest, ATenMegabyteLineIsRefusedWithoutHoldingIt) {
   auto kaja = env_.serve({"--persona", "demo"});
   ASSERT_FALSE(kaja->initialize().is_null()) << env_.serveErrors();
