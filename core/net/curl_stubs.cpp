@@ -4,6 +4,7 @@
 #include <curl/curl.h>
 
 #include <cstdarg>
+#include <type_traits>
 
 #include "core/util/lazy_library.h"
 
@@ -46,18 +47,21 @@ KAJA_LAZY_FUNCTION(curl(), CURLUcode, curl_url_set,
                    (url, what, part, flags))
 
 // The two variadic functions take exactly one more argument, whose type the option's number
-// says (curl reads it the same way): a long, a curl_off_t, or a pointer to data or code.
+// says (curl reads it the same way): a long or a curl_off_t, which are one type here, or a
+// pointer to data or code. The enum before `...` is curl's own signature.
+static_assert(std::is_same_v<curl_off_t, long>, "curl_off_t is read as a long");
+
 extern "C" CURLcode curl_easy_setopt(CURL* handle, CURLoption option, ...) {
   using Real = CURLcode (*)(CURL*, CURLoption, ...);
   static const Real real = reinterpret_cast<Real>(curl().function("curl_easy_setopt"));
   va_list rest;
-  va_start(rest, option);
+  va_start(rest, option);  // NOLINT(clang-diagnostic-varargs)
   CURLcode code = CURLE_OK;
   const int kind = static_cast<int>(option);
-  if (kind < CURLOPTTYPE_OBJECTPOINT) {
+  // The branches read different types, though the check sees them as one.
+  // NOLINTNEXTLINE(bugprone-branch-clone)
+  if (kind < CURLOPTTYPE_OBJECTPOINT || (kind >= CURLOPTTYPE_OFF_T && kind < CURLOPTTYPE_BLOB)) {
     code = real(handle, option, va_arg(rest, long));
-  } else if (kind >= CURLOPTTYPE_OFF_T && kind < CURLOPTTYPE_BLOB) {
-    code = real(handle, option, va_arg(rest, curl_off_t));
   } else {
     code = real(handle, option, va_arg(rest, void*));
   }
@@ -69,7 +73,7 @@ extern "C" CURLcode curl_easy_getinfo(CURL* handle, CURLINFO info, ...) {
   using Real = CURLcode (*)(CURL*, CURLINFO, ...);
   static const Real real = reinterpret_cast<Real>(curl().function("curl_easy_getinfo"));
   va_list rest;
-  va_start(rest, info);
+  va_start(rest, info);  // NOLINT(clang-diagnostic-varargs)
   const CURLcode code = real(handle, info, va_arg(rest, void*));
   va_end(rest);
   return code;

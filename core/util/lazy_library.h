@@ -58,10 +58,13 @@ LazyLibrary& archiveLibrary();
 
 /// Defines `name`, a C function of `library` with the parameters `params` (with names) called
 /// with `args`, as a stub that opens the library on its first call. The declaration in the
-/// library's own header must agree, or the stub does not compile.
+/// library's own header must agree, or the stub does not compile. (`result` and `params` are a
+/// type and a parameter list, which cannot be put in parentheses.)
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define KAJA_LAZY_FUNCTION(library, result, name, params, args)                 \
   extern "C" result name params {                                               \
     using Real = result(*) params;                                              \
     static const Real real = reinterpret_cast<Real>((library).function(#name)); \
     return real args;                                                           \
   }
+// NOLINTEND(bugprone-macro-parentheses)
