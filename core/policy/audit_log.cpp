@@ -102,10 +102,54 @@ mcp::Json auditRowJson(const AuditRecord& record) {
   };
 }
 
+namespace {
+
+// Appends `text` as a JSON string, exactly as nlohmann writes it in auditRowJson's dump.
+// Printable ASCII without a quote or backslash is written as it is; anything else (control
+// characters, which could start a new row, and bytes that are not UTF-8) goes through nlohmann.
+void appendJsonString(std::string& out, std::string_view text) {
+  const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte >= 0x20 && byte < 0x80 && c != '"' && c != '\\';
+  });
+  if (plain) {
+    out += '"';
+    out += text;
+    out += '"';
+    return;
+  }
+  out += mcp::Json(std::string(text)).dump(-1, ' ', false, mcp::Json::error_handler_t::replace);
+}
+
+}  // namespace
+
 std::string formatAuditLine(const AuditRecord& record) {
-  mcp::Json row = auditRowJson(record);
-  // nlohmann escapes control characters, so a hostile tool name cannot start a new row.
-  return row.dump(-1, ' ', false, mcp::Json::error_handler_t::replace) + "\n";
+  // The row auditRowJson builds, written directly: a row goes out with every call, and a JSON
+  // object of ten fields cost a tenth of kaja serve's time per call. Keys in nlohmann's order.
+  std::string line;
+  line.reserve(192 + record.tool.size() + record.ability.size() + record.persona.size());
+  line += "{\"ability\":";
+  appendJsonString(line, record.ability);
+  line += ",\"arguments\":[";
+  for (std::size_t i = 0; i < record.argumentNames.size(); ++i) {
+    if (i > 0) line += ',';
+    appendJsonString(line, record.argumentNames[i]);
+  }
+  line += "],\"decision\":";
+  appendJsonString(line, toString(record.decision));
+  line += ",\"durationMs\":" + std::to_string(record.duration.count());
+  line += record.isError ? ",\"isError\":true" : ",\"isError\":false";
+  line += ",\"persona\":";
+  appendJsonString(line, record.persona);
+  line += ",\"resultBytes\":" + std::to_string(record.resultBytes);
+  line += ",\"rule\":";
+  appendJsonString(line, record.rule);
+  line += ",\"time\":";
+  appendJsonString(line, formatIsoUtc(record.time));
+  line += ",\"tool\":";
+  appendJsonString(line, std::string_view(record.tool).substr(0, kMaxAuditTool));
+  line += "}\n";
+  return line;
 }
 
 std::string auditLogPath(const std::string& dataDir) { return dataDir + "/audit.jsonl"; }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <random>
 #include <sstream>
 
 #include "core/policy/refusal.h"
@@ -162,6 +163,54 @@ TEST(AuditLogTest, OpenFailureNamesTheCall) {
   auto log = AuditLog::open(file + "/sub");
   ASSERT_FALSE(log);
   EXPECT_THAT(log.error().message, HasSubstr("mkdir("));
+}
+
+// The row is written directly, not through a JSON object; it must be the very text the
+// object would dump, whatever the strings hold: quotes, backslashes, control characters that
+// could start a new row, bytes that are not UTF-8, a tool name cut inside a character.
+TEST(AuditLogTest, TheRowIsTheTextOfItsJsonWhateverTheStringsHold) {
+  std::mt19937 random(20261206);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_int_distribution<int> length(0, 24);
+  const auto noise = [&] {
+    std::string text;
+    for (int i = length(random); i > 0; --i) text += static_cast<char>(byte(random));
+    return text;
+  };
+  std::vector<AuditRecord> records;
+  AuditRecord plain;
+  plain.time = std::chrono::system_clock::time_point(std::chrono::milliseconds(1796000000123));
+  plain.persona = "work";
+  plain.ability = "fs";
+  plain.tool = "read_text_file";
+  plain.argumentNames = {"path", "(2 undeclared)"};
+  plain.duration = std::chrono::milliseconds(42);
+  plain.resultBytes = 1234;
+  records.push_back(plain);
+  AuditRecord hostile = plain;
+  hostile.tool = "x\"},\n{\"forged\":true\\ \u00e9\u202e" + std::string(300, 'e') + "\u00e9";
+  hostile.ability = std::string("a\x00b\x7f\xff\xc3", 7);
+  hostile.decision = AuditDecision::kRefused;
+  hostile.rule = rule::kReadOnlyFolder;
+  hostile.isError = true;
+  hostile.argumentNames = {"", "\t", "\xe2\x80"};
+  records.push_back(hostile);
+  for (int i = 0; i < 500; ++i) {
+    AuditRecord row = plain;
+    row.persona = noise();
+    row.ability = noise();
+    row.tool = noise() + std::string(kMaxAuditTool - 2, 'z') + "\u00e9\u00e9";
+    row.rule = noise();
+    row.argumentNames = {noise(), noise()};
+    row.resultBytes = static_cast<uint64_t>(random()) << 20;
+    records.push_back(row);
+  }
+  for (const auto& record : records) {
+    const std::string expected =
+        auditRowJson(record).dump(-1, ' ', false, mcp::Json::error_handler_t::replace) + "\n";
+    ASSERT_EQ(formatAuditLine(record), expected);
+    EXPECT_EQ(std::count(expected.begin(), expected.end(), '\n'), 1);
+  }
 }
 
 }  // namespace
