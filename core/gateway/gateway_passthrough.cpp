@@ -223,6 +223,8 @@ void GatewaySession::forward(const mcp::Request& request) {
         request.method == "prompts/get"
             ? own.checkArguments(params.value("arguments", Json::object()), {}, false, ability)
             : own.checkUri(uri, ability);
+    // Whatever else the request carries is passed on too, so it is judged as arguments are.
+    if (!refusal) refusal = own.checkArguments(params, {}, false, ability);
     if (refusal) {
       return respondError(request.id, rpc::kInvalidParams,
                           "kaja refused the request (" + refusal->rule + "): " + refusal->message);

@@ -284,7 +284,10 @@ void CallPipeline::callAsync(const CallScope& scope, const FilteredTools& filter
       relativeReaches = created && created->holdsKajaOwn();
     }
     const OwnFiles own = ownFilesOf(options_, scope.home);
-    // A relative path lands in the server's working folder: its manifest's, else kaja's own.
+    // A relative path lands in the server's working folder (its manifest's, else kaja's own),
+    // or in a folder the server was given, which some servers resolve it from
+    // (server-filesystem takes its first allowed folder): any folder among its arguments, and
+    // the persona's folders, which it gets as roots.
     std::vector<std::string> working;
     std::error_code noCwd;
     if (scope.ability.cwd) {
@@ -292,6 +295,11 @@ void CallPipeline::callAsync(const CallScope& scope, const FilteredTools& filter
     } else if (auto here = std::filesystem::current_path(noCwd); !noCwd) {
       working.push_back(here.string());
     }
+    for (const auto& arg : scope.ability.args) {
+      const std::string folder = expandHome(arg, scope.home);
+      if (folder.starts_with("/")) working.push_back(folder);
+    }
+    for (const auto& root : scope.entry.roots) working.push_back(expandHome(root.path, scope.home));
     if (auto refusal = own.checkArguments(args, scope.ability.pathArgs, relativeReaches,
                                           scope.ability.name, working)) {
       finish(running, refused(std::move(*refusal)));

@@ -15,6 +15,7 @@
 #include "core/policy/path_resolver.h"
 #include "core/util/percent.h"
 #include "core/util/quote.h"
+#include "core/util/unicode.h"
 
 namespace kaja::core::policy {
 namespace {
@@ -35,23 +36,120 @@ std::string_view trimUrlEdges(std::string_view text) {
   return text;
 }
 
+// `text` as a URL parser reads it before its scheme: ends trimmed, and tabs and line breaks
+// dropped anywhere, so "fi\tle:" is "file:".
+std::string urlParserText(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : trimUrlEdges(text)) {
+    if (c != '\t' && c != '\n' && c != '\r') out += c;
+  }
+  return out;
+}
+
 bool startsWithFileScheme(std::string_view text) {
-  text = trimUrlEdges(text);
-  return text.size() >= 5 &&
-         std::equal(text.begin(), text.begin() + 5, "file:", [](char a, char b) {
+  // Cheap first: a file: URI holds "le:" or a tab or line break that hides it.
+  if (text.find(':') == std::string_view::npos) return false;
+  const std::string clean = urlParserText(text);
+  return clean.size() >= 5 &&
+         std::equal(clean.begin(), clean.begin() + 5, "file:", [](char a, char b) {
            return std::tolower(static_cast<unsigned char>(a)) == b;
          });
 }
 
-// Returns true when `text` may be meant as a path: a file: URI (any spelling a URL parser
+// The white space Python's str.strip() and JavaScript's trim() remove, beyond ASCII: U+0085,
+// U+00A0, U+1680, U+2000 to U+200A, U+2028, U+2029, U+202F, U+205F, U+3000 and U+FEFF, in
+// UTF-8.
+constexpr std::string_view kUnicodeSpaces[] = {
+    "\xC2\x85",     "\xC2\xA0",     "\xE1\x9A\x80", "\xE2\x80\x80", "\xE2\x80\x81",
+    "\xE2\x80\x82", "\xE2\x80\x83", "\xE2\x80\x84", "\xE2\x80\x85", "\xE2\x80\x86",
+    "\xE2\x80\x87", "\xE2\x80\x88", "\xE2\x80\x89", "\xE2\x80\x8A", "\xE2\x80\xA8",
+    "\xE2\x80\xA9", "\xE2\x80\xAF", "\xE2\x81\x9F", "\xE3\x80\x80", "\xEF\xBB\xBF"};
+
+// Returns `text` without the white space and control characters at its ends: what a server
+// that strips its input (Python's strip(), JavaScript's trim()) opens.
+std::string_view trimSpaces(std::string_view text) {
+  bool trimmed = true;
+  while (trimmed && !text.empty()) {
+    trimmed = false;
+    if (static_cast<unsigned char>(text.front()) <= 0x20 || text.front() == 0x7F) {
+      text.remove_prefix(1);
+      trimmed = true;
+    } else if (static_cast<unsigned char>(text.back()) <= 0x20 || text.back() == 0x7F) {
+      text.remove_suffix(1);
+      trimmed = true;
+    } else {
+      for (const auto space : kUnicodeSpaces) {
+        if (text.starts_with(space)) {
+          text.remove_prefix(space.size());
+          trimmed = true;
+        } else if (text.ends_with(space)) {
+          text.remove_suffix(space.size());
+          trimmed = true;
+        }
+        if (trimmed) break;
+      }
+    }
+  }
+  return text;
+}
+
+// The strings a server may take `text` for, `text` first: trimmed at its ends; with fullwidth
+// and other compatibility forms folded (NFKC, so "／" is "/", "～" is "~" and "ｆｉｌｅ:" is
+// "file:"); with backslashes read as slashes; percent-decoded. Each is listed once.
+std::vector<std::string> readingsOf(std::string_view text) {
+  std::vector<std::string> out{std::string(text)};
+  const auto add = [&](std::string_view reading) {
+    if (std::find(out.begin(), out.end(), reading) == out.end()) out.emplace_back(reading);
+  };
+  add(trimSpaces(text));
+  const std::size_t plain = out.size();
+  for (std::size_t i = 0; i < plain; ++i) {
+    const std::string current = out[i];
+    if (std::any_of(current.begin(), current.end(),
+                    [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
+      add(trimSpaces(unicode::nfkcCasefold(current)));
+    }
+    if (current.find('\\') != std::string::npos) {
+      std::string slashed = current;
+      std::replace(slashed.begin(), slashed.end(), '\\', '/');
+      add(trimSpaces(slashed));
+    }
+    if (current.find('%') != std::string::npos) add(trimSpaces(percentDecode(current)));
+  }
+  return out;
+}
+
+// Returns true when `reading` may be meant as a path: a file: URI (any spelling a URL parser
 // reads), or text that starts with `/` or `~` and has no control character, which no path a
 // person types holds.
-bool looksLikePath(std::string_view text) {
-  if (startsWithFileScheme(text)) return true;
-  if (text.empty() || (text.front() != '/' && text.front() != '~')) return false;
-  return std::none_of(text.begin(), text.end(),
+bool readsAsPath(std::string_view reading) {
+  if (startsWithFileScheme(reading)) return true;
+  if (reading.empty() || (reading.front() != '/' && reading.front() != '~')) return false;
+  return std::none_of(reading.begin(), reading.end(),
                       [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; });
 }
+
+// The readings of `text` that may be meant as paths, as paths: a file: URI's path, or the
+// reading itself. Empty when none is.
+std::vector<std::string> pathReadingsOf(std::string_view text) {
+  // Cheap first: most strings hold none of the characters any reading of a path starts with.
+  if (text.find_first_of("/~:\\%") == std::string_view::npos &&
+      std::none_of(text.begin(), text.end(),
+                   [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
+    return {};
+  }
+  std::vector<std::string> paths;
+  for (auto& reading : readingsOf(text)) {
+    if (!readsAsPath(reading)) continue;
+    std::string path = startsWithFileScheme(reading) ? *fileUriPath(reading) : std::move(reading);
+    if (std::find(paths.begin(), paths.end(), path) == paths.end())
+      paths.push_back(std::move(path));
+  }
+  return paths;
+}
+
+bool looksLikePath(std::string_view text) { return !pathReadingsOf(text).empty(); }
 
 // Returns true when a component of `path` is longer than any file name (NAME_MAX), so that
 // no process can open it, however it follows links.
@@ -99,11 +197,8 @@ std::optional<std::string> fileUriPath(std::string_view uri) {
   if (!startsWithFileScheme(uri)) return std::nullopt;
   // Read as a URL parser reads it: ends trimmed, tabs and line breaks dropped anywhere, and a
   // backslash taken for a slash.
-  std::string text;
-  for (const char c : trimUrlEdges(uri).substr(5)) {
-    if (c == '\t' || c == '\n' || c == '\r') continue;
-    text += c == '\\' ? '/' : c;
-  }
+  std::string text = urlParserText(uri).substr(5);
+  std::replace(text.begin(), text.end(), '\\', '/');
   std::string_view rest = text;
   if (rest.starts_with("//")) {
     rest.remove_prefix(2);
@@ -280,20 +375,24 @@ std::optional<Refusal> OwnFiles::checkArguments(
         if (++checked > kMaxPathsPerCall) return tooMany();
         const std::string what =
             "Argument " + name + " (" + quoteForMessage(mcp::clip(given, 200)) + ")";
-        const std::string path = startsWithFileScheme(given) ? *fileUriPath(given) : given;
-        if (!expandUserHome(expandHome(path, home_)).starts_with("/")) {
-          if (refuseRelative) {
-            return refusal(what +
-                           " is a relative path; while a persona folder holds kaja's own files, "
-                           "paths must be absolute or start with ~/.");
+        // Each reading a server may give it: as it is, trimmed, folded, decoded.
+        for (const auto& reading : readingsOf(given)) {
+          const std::string path = startsWithFileScheme(reading) ? *fileUriPath(reading) : reading;
+          if (!expandUserHome(expandHome(path, home_)).starts_with("/")) {
+            if (refuseRelative) {
+              return refusal(what +
+                             " is a relative path; while a persona folder holds kaja's own "
+                             "files, paths must be absolute or start with ~/.");
+            }
+            // Where it lands depends on the folder the server resolves it from: each kaja
+            // knows of (its working folder, the folders it was given).
+            for (const auto& folder : workingFolders) {
+              if (auto refused = checkPath(what, folder + "/" + path, true, who)) return refused;
+            }
+            continue;
           }
-          // Where it lands depends on the server's working folder: each kaja knows of.
-          for (const auto& folder : workingFolders) {
-            if (auto refused = checkPath(what, folder + "/" + path, true, who)) return refused;
-          }
-          continue;
+          if (auto refused = checkPath(what, path, true, who)) return refused;
         }
-        if (auto refused = checkPath(what, path, true, who)) return refused;
       }
     }
   }
@@ -306,13 +405,13 @@ std::optional<Refusal> OwnFiles::checkArguments(
     if (value->is_object()) {
       for (const auto& item : value->items()) {
         // A server may take a key as a path too (a map of paths to contents).
-        if (looksLikePath(item.key())) {
+        if (const auto paths = pathReadingsOf(item.key()); !paths.empty()) {
           if (++checked > kMaxPathsPerCall) return tooMany();
           const std::string what =
               "The argument name " + quoteForMessage(mcp::clip(item.key(), 200));
-          const auto path = startsWithFileScheme(item.key()) ? fileUriPath(item.key())
-                                                             : std::optional(item.key());
-          if (auto refused = checkPath(what, *path, false, who)) return refused;
+          for (const auto& path : paths) {
+            if (auto refused = checkPath(what, path, false, who)) return refused;
+          }
         }
         pending.emplace_back(&item.value(), where.empty() ? item.key() : where + "." + item.key());
       }
@@ -323,12 +422,14 @@ std::optional<Refusal> OwnFiles::checkArguments(
       }
     } else if (value->is_string()) {
       const auto& text = value->get_ref<const std::string&>();
-      if (!looksLikePath(text)) continue;
+      const auto paths = pathReadingsOf(text);
+      if (paths.empty()) continue;
       if (++checked > kMaxPathsPerCall) return tooMany();
       const std::string what = "Argument " + quoteForMessage(mcp::clip(where, 120)) + " (" +
                                quoteForMessage(mcp::clip(text, 200)) + ")";
-      const auto path = startsWithFileScheme(text) ? fileUriPath(text) : std::optional(text);
-      if (auto refused = checkPath(what, *path, false, who)) return refused;
+      for (const auto& path : paths) {
+        if (auto refused = checkPath(what, path, false, who)) return refused;
+      }
     }
   }
   return std::nullopt;

@@ -339,6 +339,15 @@ TEST_F(ServeLegacyLogLevelTest, PromptArgumentsAndSubscriptionsNamingKajasOwnFil
       "prompts/get",
       {{"name", "ref__test_prompt_with_arguments"},
        {"arguments", {{"arg1", "plain"}, {"arg2", config + "/../kaja/secrets.toml"}}}}));
+  // Found by a later outside review: fields beside the arguments went to the server as they
+  // were, and a tab inside "file:" hid a URI from the check.
+  EXPECT_TRUE(refusedWith("prompts/get", {{"name", "ref__test_prompt_with_arguments"},
+                                          {"arguments", {{"arg1", "a"}, {"arg2", "b"}}},
+                                          {"extra", config + "/secrets.toml"}}));
+  EXPECT_TRUE(refusedWith(
+      "prompts/get",
+      {{"name", "ref__test_prompt_with_arguments"},
+       {"arguments", {{"arg1", "fi\tle://" + config + "/secrets.toml"}, {"arg2", "b"}}}}));
   // A prompt naming anything else is the server's to answer.
   const json fine = answerOf(request2025(
       session, "prompts/get",

@@ -318,6 +318,38 @@ TEST_F(AttackTest, KajasOwnFoldersAreNeverWrittenEvenInsideAWritableFolder) {
   EXPECT_EQ(call("write_file", {{"path", "~/rw/fine.txt"}, {"content", "ok"}}, "all").exitCode, 0);
 }
 
+// server-filesystem resolves a relative path from the first folder it was given on its command
+// line, not from its working folder: a relative path that lands in kaja's folders from there is
+// refused, for reads as for writes.
+TEST_F(AttackTest, ARelativePathIsJudgedFromTheFoldersTheServerWasGiven) {
+  std::string script = std::string(kaja::test::sourceDir()) +
+                       "/tests/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/"
+                       "index.js";
+  dir_.write("market/abilities/fsargs/mcp.toml",
+             "command = \"node\"\nargs = [\"" + script + "\", \"" + root_ +
+                 "\"]\napproval = \"never\"\n"
+                 "pathArgs = [\"path\", \"paths\", \"source\", \"destination\"]\n");
+  dir_.write("market/personas/args.toml", "abilities = [\"fsargs\"]\n");
+  dir_.write("config/kaja/note.txt", "SECRET-CANARY");
+  dir_.write("home/rw/plain.txt", "plain");
+  const auto run = [&](const std::string& tool, const json& arguments) {
+    return kaja({"call", "--persona", "args", "--yes", "fsargs", tool, arguments.dump()});
+  };
+  for (const std::string& path :
+       {"config/kaja/note.txt", "./config/kaja/note.txt", "home/../config/kaja/note.txt"}) {
+    auto read = run("read_text_file", {{"path", path}});
+    expectRefused(read, path);
+    EXPECT_THAT(read.out, Not(HasSubstr("SECRET-CANARY"))) << path;
+  }
+  expectRefused(run("write_file", {{"path", "data/kaja/planted.txt"}, {"content", "x"}}),
+                "a relative write into kaja's data");
+  EXPECT_FALSE(fs::exists(root_ + "/data/kaja/planted.txt"));
+  // Other relative paths in the same folder are read as before.
+  auto plain = run("read_text_file", {{"path", "home/rw/plain.txt"}});
+  EXPECT_EQ(plain.exitCode, 0) << plain.err;
+  EXPECT_THAT(plain.out, HasSubstr("plain"));
+}
+
 TEST_F(AttackTest, ArgumentsNestedTooDeepAreRefusedNotACrash) {
   for (size_t depth : {65UL, 1000UL, 60000UL}) {
     std::string nested = std::string(depth, '[') + std::string(depth, ']');

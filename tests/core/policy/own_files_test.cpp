@@ -151,6 +151,63 @@ TEST_F(OwnFilesTest, AFolderMadeAfterTheCheckWasSetUpIsKept) {
   EXPECT_EQ(refusal->rule, rule::kKajaFiles);
 }
 
+// Servers strip their input (Python's strip(), JavaScript's trim()) and read URLs as URL parsers
+// do: a path with white space or invisible characters at its ends, or a tab or line break
+// inside "file:", is the path it hides, in a path argument or anywhere else.
+TEST_F(OwnFilesTest, PathsAServerTrimsOrAUrlParserCleansAreRefused) {
+  const std::string secrets = config_ + "/secrets.toml";
+  for (const std::string& edge : {" ", "\t", "\n", "\x1c", "\x1f", "\x7f", "\xc2\x85", "\xc2\xa0",
+                                  "\xe3\x80\x80", "\xe2\x80\xa8", "\xef\xbb\xbf"}) {
+    for (const std::string& given : {edge + secrets, secrets + edge, edge + secrets + edge}) {
+      EXPECT_TRUE(check({{"path", given}})) << given;
+      EXPECT_TRUE(check({{"query", given}})) << given;
+      EXPECT_TRUE(check({{"map", {{given, 1}}}})) << given;
+    }
+  }
+  for (const std::string& uri : {"fi\tle://" + secrets, "f\nile://" + secrets, "fil\re:" + secrets,
+                                 "\tFI\nLE:" + secrets, " file://" + secrets}) {
+    EXPECT_TRUE(check({{"path", uri}})) << uri;
+    EXPECT_TRUE(check({{"query", uri}})) << uri;
+  }
+}
+
+// A careless server may fold fullwidth forms, take backslashes for slashes, or percent-decode
+// any text: each of those readings is judged too.
+TEST_F(OwnFilesTest, FoldedBackslashedAndPercentEncodedSpellingsAreRefused) {
+  const std::string secrets = config_ + "/secrets.toml";
+  const auto replaced = [&](const std::string& slash) {
+    std::string out;
+    for (const char c : secrets) out += c == '/' ? slash : std::string(1, c);
+    return out;
+  };
+  for (const std::string& given : {
+           replaced("\xef\xbc\x8f"),                                       // fullwidth solidus
+           std::string("\xef\xbd\x9e/.config/kaja/secrets.toml"),          // fullwidth tilde
+           "\xef\xbd\x86\xef\xbd\x89\xef\xbd\x8c\xef\xbd\x85:" + secrets,  // fullwidth "file"
+           replaced("\\"),
+           replaced("%2F"),
+           replaced("%2f"),
+       }) {
+    EXPECT_TRUE(check({{"query", given}})) << given;
+    EXPECT_TRUE(check({{"path", given}})) << given;
+  }
+  // Text of the same shapes outside kaja's folders passes.
+  for (const std::string& given : {"\xef\xbc\x8fetc\xef\xbc\x8fhostname", "\\etc\\hostname",
+                                   "%2Fetc%2Fhostname", " /etc/hostname", "100% sure"}) {
+    EXPECT_FALSE(check({{"query", given}})) << given;
+  }
+}
+
+// A relative path argument is judged from every folder the server may resolve it from.
+TEST_F(OwnFilesTest, ARelativePathIsJudgedFromEachFolderTheServerWasGiven) {
+  auto refusal = own().checkArguments({{"path", ".config/kaja/secrets.toml"}}, {"path"}, false,
+                                      "fs", {root_ + "/elsewhere", home_});
+  ASSERT_TRUE(refusal.has_value());
+  EXPECT_EQ(refusal->rule, rule::kKajaFiles);
+  EXPECT_FALSE(own().checkArguments({{"path", "proj/notes.txt"}}, {"path"}, false, "fs",
+                                    {root_ + "/elsewhere", home_}));
+}
+
 // The whole text of a cut result is kept for the model to read in parts.
 TEST_F(OwnFilesTest, TheOutputsFolderStaysReadable) {
   EXPECT_FALSE(check({{"path", data_ + "/outputs/1-fs-read.txt"}}));
