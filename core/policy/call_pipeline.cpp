@@ -297,7 +297,10 @@ void CallPipeline::callAsync(const CallScope& scope, const FilteredTools& filter
     }
     for (const auto& arg : scope.ability.args) {
       const std::string folder = expandHome(arg, scope.home);
-      if (folder.starts_with("/")) working.push_back(folder);
+      std::error_code notFolder;
+      if (folder.starts_with("/") && std::filesystem::is_directory(folder, notFolder)) {
+        working.push_back(folder);
+      }
     }
     for (const auto& root : scope.entry.roots) working.push_back(expandHome(root.path, scope.home));
     if (auto refusal = own.checkArguments(args, scope.ability.pathArgs, relativeReaches,

@@ -24,6 +24,8 @@ namespace {
 constexpr std::size_t kMaxPathsPerCall = 1024;
 // A longer path cannot be opened in one system call (PATH_MAX), so it names nothing.
 constexpr std::size_t kMaxPathBytes = 4096;
+// Text longer than this is not folded (NFKC) in search of a path: no path is this long.
+constexpr std::size_t kMaxFoldedBytes = 4 * kMaxPathBytes;
 // The entries of kaja's folders read, at most, to compare with a file that has other names.
 constexpr std::size_t kMaxFilesCompared = 50000;
 
@@ -48,7 +50,7 @@ std::string urlParserText(std::string_view text) {
 }
 
 bool startsWithFileScheme(std::string_view text) {
-  // Cheap first: a file: URI holds "le:" or a tab or line break that hides it.
+  // Cheap first: a file: URI holds a colon.
   if (text.find(':') == std::string_view::npos) return false;
   const std::string clean = urlParserText(text);
   return clean.size() >= 5 &&
@@ -106,7 +108,9 @@ std::vector<std::string> readingsOf(std::string_view text) {
   const std::size_t plain = out.size();
   for (std::size_t i = 0; i < plain; ++i) {
     const std::string current = out[i];
-    if (std::any_of(current.begin(), current.end(),
+    // Folding is the one costly reading, so text far longer than any path is not folded.
+    if (current.size() <= kMaxFoldedBytes &&
+        std::any_of(current.begin(), current.end(),
                     [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
       add(trimSpaces(unicode::nfkcCasefold(current)));
     }
