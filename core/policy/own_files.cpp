@@ -134,7 +134,9 @@ bool readsAsPath(std::string_view reading) {
                       [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; });
 }
 
-// The readings of `text` that may be meant as paths, as paths: a file: URI's path, or the
+std::vector<std::string> filePathsOf(std::string_view uri);
+
+// The readings of `text` that may be meant as paths, as paths: a file: URI's paths, or the
 // reading itself. Empty when none is.
 std::vector<std::string> pathReadingsOf(std::string_view text) {
   // Cheap first: most strings hold none of the characters any reading of a path starts with.
@@ -144,16 +146,36 @@ std::vector<std::string> pathReadingsOf(std::string_view text) {
     return {};
   }
   std::vector<std::string> paths;
-  for (auto& reading : readingsOf(text)) {
-    if (!readsAsPath(reading)) continue;
-    std::string path = startsWithFileScheme(reading) ? *fileUriPath(reading) : std::move(reading);
+  const auto add = [&](std::string path) {
     if (std::find(paths.begin(), paths.end(), path) == paths.end())
       paths.push_back(std::move(path));
+  };
+  for (auto& reading : readingsOf(text)) {
+    if (!readsAsPath(reading)) continue;
+    if (!startsWithFileScheme(reading)) {
+      add(std::move(reading));
+      continue;
+    }
+    for (auto& path : filePathsOf(reading)) add(std::move(path));
   }
   return paths;
 }
 
 bool looksLikePath(std::string_view text) { return !pathReadingsOf(text).empty(); }
+
+// Returns `text`, trimmed, when it may be a relative path a server resolves from its working
+// folder: it holds a `/` (a bare name is too common a word to guess at) and no control
+// character. Empty otherwise.
+std::string relativePathIn(std::string_view text) {
+  if (text.find('/') == std::string_view::npos) return {};
+  const std::string_view trimmed = trimSpaces(text);
+  if (trimmed.empty() || std::any_of(trimmed.begin(), trimmed.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
+      })) {
+    return {};
+  }
+  return std::string(trimmed);
+}
 
 // Returns true when a component of `path` is longer than any file name (NAME_MAX), so that
 // no process can open it, however it follows links.
@@ -215,6 +237,27 @@ std::optional<std::string> fileUriPath(std::string_view uri) {
   // "file:home/u" is "/home/u" to a URL parser.
   return path.starts_with("/") ? path : "/" + path;
 }
+
+namespace {
+
+// The paths a server may open for the file: URI `uri`: the URI's path, and, when the URI
+// names a host, the host and path together, which a server that only strips "file://" opens
+// ("file://tmp/x" is "/tmp/x" to it).
+std::vector<std::string> filePathsOf(std::string_view uri) {
+  std::vector<std::string> paths{*fileUriPath(uri)};
+  std::string text = urlParserText(uri).substr(5);
+  std::replace(text.begin(), text.end(), '\\', '/');
+  if (!text.starts_with("//")) return paths;
+  std::string_view rest = std::string_view(text).substr(2);
+  rest = rest.substr(0, rest.find_first_of("?#"));
+  std::string kept = percentDecode(rest);
+  if (kept.empty() || kept.starts_with("/")) return paths;
+  kept = "/" + kept;
+  if (kept != paths.front()) paths.push_back(std::move(kept));
+  return paths;
+}
+
+}  // namespace
 
 OwnFiles::OwnFiles(std::vector<std::string> folders, std::vector<std::string> readable,
                    std::string home)
@@ -296,7 +339,8 @@ std::string OwnFiles::sameFileAs(const std::string& reading, bool& unsure) const
 }
 
 std::optional<Refusal> OwnFiles::checkPath(const std::string& what, const std::string& given,
-                                           bool strict, std::string_view who) const {
+                                           bool strict, std::string_view who,
+                                           bool passUnresolvable) const {
   // kaja's folders are resolved when the first path is checked: most calls name none.
   resolveFolders();
   if (folders_.empty()) return std::nullopt;
@@ -312,6 +356,7 @@ std::optional<Refusal> OwnFiles::checkPath(const std::string& what, const std::s
   } else {
     readings = resolveInterpretations(expanded);
   }
+  if (!readings && passUnresolvable) return std::nullopt;
   if (!readings) {
     // A name longer than any file's no process can open, so outside a path argument its text
     // alone is judged. Any other failure (a link in /proc, a loop, a folder kaja may not
@@ -380,8 +425,15 @@ std::optional<Refusal> OwnFiles::checkArguments(
         const std::string what =
             "Argument " + name + " (" + quoteForMessage(mcp::clip(given, 200)) + ")";
         // Each reading a server may give it: as it is, trimmed, folded, decoded.
-        for (const auto& reading : readingsOf(given)) {
-          const std::string path = startsWithFileScheme(reading) ? *fileUriPath(reading) : reading;
+        std::vector<std::string> paths;
+        for (auto& reading : readingsOf(given)) {
+          if (!startsWithFileScheme(reading)) {
+            paths.push_back(std::move(reading));
+          } else {
+            for (auto& path : filePathsOf(reading)) paths.push_back(std::move(path));
+          }
+        }
+        for (const auto& path : paths) {
           if (!expandUserHome(expandHome(path, home_)).starts_with("/")) {
             if (refuseRelative) {
               return refusal(what +
@@ -400,6 +452,26 @@ std::optional<Refusal> OwnFiles::checkArguments(
       }
     }
   }
+  // Judges `text`, a string or key outside the path arguments: each reading of it as a path,
+  // else, if it may be a relative path, that path from each working folder.
+  const auto judgeText = [&](const std::string& what,
+                             const std::string& text) -> std::optional<Refusal> {
+    const auto paths = pathReadingsOf(text);
+    if (!paths.empty()) {
+      if (++checked > kMaxPathsPerCall) return tooMany();
+      for (const auto& path : paths) {
+        if (auto refused = checkPath(what, path, false, who)) return refused;
+      }
+      return std::nullopt;
+    }
+    const std::string relative = workingFolders.empty() ? "" : relativePathIn(text);
+    if (relative.empty()) return std::nullopt;
+    if (++checked > kMaxPathsPerCall) return tooMany();
+    for (const auto& folder : workingFolders) {
+      if (auto refused = checkPath(what, folder + "/" + relative, false, who, true)) return refused;
+    }
+    return std::nullopt;
+  };
   // Every other string that reads as a path: a server may take any argument as one.
   std::vector<std::pair<const mcp::Json*, std::string>> pending = {{&arguments, ""}};
   while (!pending.empty()) {
@@ -409,13 +481,9 @@ std::optional<Refusal> OwnFiles::checkArguments(
     if (value->is_object()) {
       for (const auto& item : value->items()) {
         // A server may take a key as a path too (a map of paths to contents).
-        if (const auto paths = pathReadingsOf(item.key()); !paths.empty()) {
-          if (++checked > kMaxPathsPerCall) return tooMany();
-          const std::string what =
-              "The argument name " + quoteForMessage(mcp::clip(item.key(), 200));
-          for (const auto& path : paths) {
-            if (auto refused = checkPath(what, path, false, who)) return refused;
-          }
+        if (auto refused = judgeText(
+                "The argument name " + quoteForMessage(mcp::clip(item.key(), 200)), item.key())) {
+          return refused;
         }
         pending.emplace_back(&item.value(), where.empty() ? item.key() : where + "." + item.key());
       }
@@ -426,13 +494,10 @@ std::optional<Refusal> OwnFiles::checkArguments(
       }
     } else if (value->is_string()) {
       const auto& text = value->get_ref<const std::string&>();
-      const auto paths = pathReadingsOf(text);
-      if (paths.empty()) continue;
-      if (++checked > kMaxPathsPerCall) return tooMany();
-      const std::string what = "Argument " + quoteForMessage(mcp::clip(where, 120)) + " (" +
-                               quoteForMessage(mcp::clip(text, 200)) + ")";
-      for (const auto& path : paths) {
-        if (auto refused = checkPath(what, path, false, who)) return refused;
+      if (auto refused = judgeText("Argument " + quoteForMessage(mcp::clip(where, 120)) + " (" +
+                                       quoteForMessage(mcp::clip(text, 200)) + ")",
+                                   text)) {
+        return refused;
       }
     }
   }
@@ -452,13 +517,14 @@ bool mayNamePaths(const mcp::Json& arguments, const std::vector<std::string>& pa
     pending.pop_back();
     if (value->is_object()) {
       for (const auto& item : value->items()) {
-        if (looksLikePath(item.key())) return true;
+        if (looksLikePath(item.key()) || !relativePathIn(item.key()).empty()) return true;
         pending.push_back(&item.value());
       }
     } else if (value->is_array()) {
       for (const auto& item : *value) pending.push_back(&item);
-    } else if (value->is_string() && looksLikePath(value->get_ref<const std::string&>())) {
-      return true;
+    } else if (value->is_string()) {
+      const auto& text = value->get_ref<const std::string&>();
+      if (looksLikePath(text) || !relativePathIn(text).empty()) return true;
     }
   }
   return false;

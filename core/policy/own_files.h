@@ -38,7 +38,9 @@ class OwnFiles {
   /// relative one is judged from each of `workingFolders` (where the server may run). Every
   /// other string at any depth that reads as a path (it starts with `/`, `~/` or `file:`),
   /// and every key that does, is judged too; one that cannot be resolved is judged by its
-  /// text alone. `who` names the ability in the message.
+  /// text alone. Any other string or key with a `/` in it may be a relative path: it is judged
+  /// from each of `workingFolders`, and passes where it cannot be resolved. `who` names the
+  /// ability in the message.
   [[nodiscard]] std::optional<Refusal> checkArguments(
       const mcp::Json& arguments, const std::vector<std::string>& pathArgs, bool refuseRelative,
       std::string_view who, const std::vector<std::string>& workingFolders = {}) const;
@@ -53,8 +55,11 @@ class OwnFiles {
     std::string resolved;
   };
   /// Returns the refusal for `given`, an absolute or `~/` path, described by `what`.
+  /// A path kaja cannot resolve is refused when `strict`, else judged by its text when a name
+  /// in it is too long to open; with `passUnresolvable` (a relative path guessed from text
+  /// that may be no path at all) it passes.
   std::optional<Refusal> checkPath(const std::string& what, const std::string& given, bool strict,
-                                   std::string_view who) const;
+                                   std::string_view who, bool passUnresolvable = false) const;
   /// Returns the folder of kaja's that `reading` (resolved) lands in, or null.
   const Folder* landing(const std::string& reading) const;
   /// Returns the file of kaja's that `reading` is another name of, or "" (also when

@@ -126,12 +126,13 @@ TEST_F(OwnFilesTest, EveryCallThatMayNameAPathIsSeenByTheCheapTest) {
            Json{{"a", Json::array({Json{{"b", "file:relative"}}})}},
            Json{{"map", {{"/etc/hostname", 1}}}},
            Json{{"deep", {{"x", Json::array({Json::array({"~root/.ssh"})})}}}},
+           Json{{"content", "see .config/kaja/secrets.toml"}},
        }) {
     EXPECT_TRUE(mayNamePaths(arguments, pathArgs)) << arguments.dump();
   }
   for (const Json& arguments : {
            Json{{"message", "kaja gateway benchmark: echo me!"}},
-           Json{{"content", "see .config/kaja/secrets.toml"}},
+           Json{{"content", "see the secrets file"}},
            Json{{"n", 3}, {"flag", true}, {"nothing", nullptr}, {"path", nullptr}},
            Json::array({"a", 1}),
        }) {
@@ -206,6 +207,40 @@ TEST_F(OwnFilesTest, ARelativePathIsJudgedFromEachFolderTheServerWasGiven) {
   EXPECT_EQ(refusal->rule, rule::kKajaFiles);
   EXPECT_FALSE(own().checkArguments({{"path", "proj/notes.txt"}}, {"path"}, false, "fs",
                                     {root_ + "/elsewhere", home_}));
+}
+
+// Outside the path arguments, text with a slash may be a relative path a server opens from its
+// working folder: it is judged from each folder the server may start from, and passes where it
+// cannot be resolved. A file: URI with a host is also read with the host kept, as a server that
+// only strips "file://" reads it.
+TEST_F(OwnFilesTest, RelativePathsAndFileHostsOutsideThePathArgumentsAreJudged) {
+  const std::vector<std::string> working = {root_ + "/elsewhere", root_};
+  const auto checkFrom = [&](const Json& arguments) {
+    return own().checkArguments(arguments, {"path"}, false, "fs", working);
+  };
+  for (const Json& arguments : {
+           Json{{"q", "home/.config/kaja/secrets.toml"}},
+           Json{{"q", " ./home/.config/kaja/secrets.toml"}},
+           Json{{"q", "elsewhere/../home/.config/kaja"}},
+           Json{{"home/.local/share/kaja/audit.jsonl", 1}},
+       }) {
+    auto refusal = checkFrom(arguments);
+    ASSERT_TRUE(refusal.has_value()) << arguments.dump();
+    EXPECT_EQ(refusal->rule, rule::kKajaFiles);
+  }
+  for (const Json& arguments : {
+           Json{{"mime", "text/plain"}},
+           Json{{"url", "https://example.test/a/b?c=d"}},
+           Json{{"q", "home/proj/notes.txt"}},
+           Json{{"ratio", "1/2"}},
+       }) {
+    EXPECT_FALSE(checkFrom(arguments).has_value()) << arguments.dump();
+  }
+  const std::string hostPath = config_.substr(1) + "/secrets.toml";  // "tmp/.../secrets.toml"
+  for (const std::string& uri : {"file://" + hostPath, "FILE://" + hostPath}) {
+    EXPECT_TRUE(check({{"q", uri}})) << uri;
+    EXPECT_TRUE(check({{"path", uri}})) << uri;
+  }
 }
 
 // The whole text of a cut result is kept for the model to read in parts.
