@@ -274,6 +274,17 @@ void CallPipeline::callAsync(const CallScope& scope, const FilteredTools& filter
 
   // 3. Folder check, before anyone is asked (K15). No call, read or write, may name kaja's
   // own files; a write must also land in the persona's writable folders.
+  // A server that works inside kaja's own folders reaches its files by bare names ("secrets.toml"),
+  // which no check of the arguments can tell from words: it gets no call.
+  if (!options_.kajaFolders.empty() && scope.ability.cwd) {
+    const OwnFiles own = ownFilesOf(options_, scope.home);
+    if (auto refusal = own.checkFolder(expandHome(*scope.ability.cwd, scope.home),
+                                       "The working folder (cwd) of " + scope.ability.name,
+                                       scope.ability.name)) {
+      finish(running, refused(std::move(*refusal)));
+      return;
+    }
+  }
   if (!options_.kajaFolders.empty() && mayNamePaths(args, scope.ability.pathArgs)) {
     // A relative path may reach kaja's files where a persona folder holds them, since the
     // server's working folder may be there too.

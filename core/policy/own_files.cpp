@@ -530,6 +530,12 @@ bool mayNamePaths(const mcp::Json& arguments, const std::vector<std::string>& pa
   return false;
 }
 
+std::optional<Refusal> OwnFiles::checkFolder(const std::string& folder, const std::string& what,
+                                             std::string_view who) const {
+  if (empty()) return std::nullopt;
+  return checkPath(what + " (" + quoteForMessage(mcp::clip(folder, 200)) + ")", folder, true, who);
+}
+
 std::optional<Refusal> OwnFiles::checkUri(std::string_view uri, std::string_view who) const {
   const auto path = fileUriPath(uri);
   if (!path || empty()) return std::nullopt;

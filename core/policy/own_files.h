@@ -45,6 +45,12 @@ class OwnFiles {
       const mcp::Json& arguments, const std::vector<std::string>& pathArgs, bool refuseRelative,
       std::string_view who, const std::vector<std::string>& workingFolders = {}) const;
 
+  /// Returns the refusal when `folder`, an absolute folder a server works in (described by
+  /// `what`), is in kaja's own folders or cannot be checked.
+  [[nodiscard]] std::optional<Refusal> checkFolder(const std::string& folder,
+                                                   const std::string& what,
+                                                   std::string_view who) const;
+
   /// Returns the refusal when `uri`, a file: URI a server is asked to read, names kaja's own
   /// files or cannot be checked (a relative path after `file:`). Other schemes pass.
   [[nodiscard]] std::optional<Refusal> checkUri(std::string_view uri, std::string_view who) const;

@@ -350,6 +350,27 @@ TEST_F(AttackTest, ARelativePathIsJudgedFromTheFoldersTheServerWasGiven) {
   EXPECT_THAT(plain.out, HasSubstr("plain"));
 }
 
+// Found by the replay of an outside attack: a server whose working folder is inside kaja's
+// folders opens their files by bare names ("note.txt"), which no check of the arguments can
+// tell from words. Such a server gets no call at all.
+TEST_F(AttackTest, AServerWorkingInsideKajasFoldersGetsNoCall) {
+  std::string script = std::string(kaja::test::sourceDir()) +
+                       "/tests/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/"
+                       "index.js";
+  dir_.write("config/kaja/note.txt", "SECRET-CANARY");
+  dir_.write("market/abilities/incfg/mcp.toml", "command = \"node\"\nargs = [\"" + script +
+                                                    "\", \"" + root_ +
+                                                    "\"]\napproval = \"never\"\ncwd = \"" + root_ +
+                                                    "/config/kaja\"\n"
+                                                    "pathArgs = [\"path\"]\n");
+  dir_.write("market/personas/incfg.toml", "abilities = [\"incfg\"]\n");
+  auto result =
+      kaja({"call", "--persona", "incfg", "--yes", "incfg", "list_allowed_directories", "{}"});
+  expectRefused(result, "a call to a server working in kaja's settings");
+  EXPECT_THAT(result.err, HasSubstr("The working folder (cwd) of incfg"));
+  EXPECT_THAT(result.out, Not(HasSubstr("SECRET-CANARY")));
+}
+
 TEST_F(AttackTest, ArgumentsNestedTooDeepAreRefusedNotACrash) {
   for (size_t depth : {65UL, 1000UL, 60000UL}) {
     std::string nested = std::string(depth, '[') + std::string(depth, ']');

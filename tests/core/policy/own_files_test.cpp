@@ -243,6 +243,17 @@ TEST_F(OwnFilesTest, RelativePathsAndFileHostsOutsideThePathArgumentsAreJudged) 
   }
 }
 
+// A server working inside kaja's folders reaches its files by bare names: its folder is refused.
+TEST_F(OwnFilesTest, AWorkingFolderInsideKajasFoldersIsRefused) {
+  auto refusal = own().checkFolder(config_, "The working folder (cwd) of fs", "fs");
+  ASSERT_TRUE(refusal.has_value());
+  EXPECT_EQ(refusal->rule, rule::kKajaFiles);
+  EXPECT_THAT(refusal->message, HasSubstr("The working folder (cwd) of fs"));
+  EXPECT_TRUE(own().checkFolder(home_ + "/.config/./KAJA", "cwd", "fs"));
+  EXPECT_FALSE(own().checkFolder(home_ + "/proj", "cwd", "fs"));
+  EXPECT_FALSE(own().checkFolder(data_ + "/outputs", "cwd", "fs"));
+}
+
 // The whole text of a cut result is kept for the model to read in parts.
 TEST_F(OwnFilesTest, TheOutputsFolderStaysReadable) {
   EXPECT_FALSE(check({{"path", data_ + "/outputs/1-fs-read.txt"}}));
