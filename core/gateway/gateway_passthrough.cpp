@@ -219,11 +219,10 @@ void GatewaySession::forward(const mcp::Request& request) {
   if (request.method == "resources/read" || request.method == "resources/subscribe" ||
       request.method == "prompts/get") {
     const policy::OwnFiles own = policy::ownFilesOf(gateway.options.pipeline, gateway.options.home);
-    auto refusal =
-        request.method == "prompts/get"
-            ? own.checkArguments(params.value("arguments", Json::object()), {}, false, ability)
-            : own.checkUri(uri, ability);
-    // Whatever else the request carries is passed on too, so it is judged as arguments are.
+    // The URI to read or follow is a path however it is spelled; everything the request
+    // carries (a prompt's arguments, any other field) is passed on too, so it is judged as a
+    // tool's arguments are.
+    auto refusal = request.method == "prompts/get" ? std::nullopt : own.checkUri(uri, ability);
     if (!refusal) refusal = own.checkArguments(params, {}, false, ability);
     if (refusal) {
       return respondError(request.id, rpc::kInvalidParams,

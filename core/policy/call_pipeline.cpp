@@ -276,8 +276,9 @@ void CallPipeline::callAsync(const CallScope& scope, const FilteredTools& filter
   // own files; a write must also land in the persona's writable folders.
   // A server that works inside kaja's own folders reaches its files by bare names ("secrets.toml"),
   // which no check of the arguments can tell from words: it gets no call.
+  // One check serves both steps below; it touches no file until it judges a path.
+  const OwnFiles own = ownFilesOf(options_, scope.home);
   if (!options_.kajaFolders.empty() && scope.ability.cwd) {
-    const OwnFiles own = ownFilesOf(options_, scope.home);
     if (auto refusal = own.checkFolder(expandHome(*scope.ability.cwd, scope.home),
                                        "The working folder (cwd) of " + scope.ability.name,
                                        scope.ability.name)) {
@@ -294,7 +295,6 @@ void CallPipeline::callAsync(const CallScope& scope, const FilteredTools& filter
                                          options_.kajaFolders);
       relativeReaches = created && created->holdsKajaOwn();
     }
-    const OwnFiles own = ownFilesOf(options_, scope.home);
     // A relative path lands in the server's working folder (its manifest's, else kaja's own),
     // or in a folder the server was given, which some servers resolve it from
     // (server-filesystem takes its first allowed folder): any folder among its arguments, and

@@ -136,22 +136,17 @@ bool readsAsPath(std::string_view reading) {
 
 std::vector<std::string> filePathsOf(std::string_view uri);
 
-// The readings of `text` that may be meant as paths, as paths: a file: URI's paths, or the
-// reading itself. Empty when none is.
-std::vector<std::string> pathReadingsOf(std::string_view text) {
-  // Cheap first: most strings hold none of the characters any reading of a path starts with.
-  if (text.find_first_of("/~:\\%") == std::string_view::npos &&
-      std::none_of(text.begin(), text.end(),
-                   [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
-    return {};
-  }
+// Each reading of `text` (readingsOf) as the path a server opens: a file: URI's paths, or the
+// reading itself, each listed once. With `pathLikeOnly`, readings that read as no path are
+// left out.
+std::vector<std::string> readingPaths(std::string_view text, bool pathLikeOnly) {
   std::vector<std::string> paths;
   const auto add = [&](std::string path) {
     if (std::find(paths.begin(), paths.end(), path) == paths.end())
       paths.push_back(std::move(path));
   };
   for (auto& reading : readingsOf(text)) {
-    if (!readsAsPath(reading)) continue;
+    if (pathLikeOnly && !readsAsPath(reading)) continue;
     if (!startsWithFileScheme(reading)) {
       add(std::move(reading));
       continue;
@@ -159,6 +154,17 @@ std::vector<std::string> pathReadingsOf(std::string_view text) {
     for (auto& path : filePathsOf(reading)) add(std::move(path));
   }
   return paths;
+}
+
+// The readings of `text` that may be meant as paths, as paths. Empty when none is.
+std::vector<std::string> pathReadingsOf(std::string_view text) {
+  // Cheap first: most strings hold none of the characters any reading of a path starts with.
+  if (text.find_first_of("/~:\\%") == std::string_view::npos &&
+      std::none_of(text.begin(), text.end(),
+                   [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
+    return {};
+  }
+  return readingPaths(text, true);
 }
 
 bool looksLikePath(std::string_view text) { return !pathReadingsOf(text).empty(); }
@@ -425,15 +431,7 @@ std::optional<Refusal> OwnFiles::checkArguments(
         const std::string what =
             "Argument " + name + " (" + quoteForMessage(mcp::clip(given, 200)) + ")";
         // Each reading a server may give it: as it is, trimmed, folded, decoded.
-        std::vector<std::string> paths;
-        for (auto& reading : readingsOf(given)) {
-          if (!startsWithFileScheme(reading)) {
-            paths.push_back(std::move(reading));
-          } else {
-            for (auto& path : filePathsOf(reading)) paths.push_back(std::move(path));
-          }
-        }
-        for (const auto& path : paths) {
+        for (const auto& path : readingPaths(given, false)) {
           if (!expandUserHome(expandHome(path, home_)).starts_with("/")) {
             if (refuseRelative) {
               return refusal(what +
