@@ -21,13 +21,14 @@ size_t sizeAt(const Json& value, int depth, int maxDepth) {
   if (value.is_string()) return value.get_ref<const std::string&>().size() + 2;
   if (!value.is_structured()) return scalarSize(value);
   if (depth >= maxDepth) return 2;
-  size_t size = 2;
+  // The brackets, and a comma between each two members.
+  size_t size = value.empty() ? 2 : 1 + value.size();
   if (value.is_array()) {
-    for (const auto& item : value) size += sizeAt(item, depth + 1, maxDepth) + 1;
+    for (const auto& item : value) size += sizeAt(item, depth + 1, maxDepth);
     return size;
   }
   for (const auto& [key, item] : value.items()) {
-    size += key.size() + 4 + sizeAt(item, depth + 1, maxDepth);
+    size += key.size() + 3 + sizeAt(item, depth + 1, maxDepth);  // "key":
   }
   return size;
 }

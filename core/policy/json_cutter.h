@@ -19,8 +19,8 @@ size_t removeTagCharacters(std::string& text);
 /// output guard keeps goes through here, whole or cut.
 std::string cleanText(std::string_view text, size_t& hidden);
 
-/// Returns about how many bytes `value` takes as compact JSON (escapes inside strings are not
-/// counted). Levels below `maxDepth` are not visited. Costs one step per JSON value.
+/// Returns how many bytes `value` takes as compact JSON, escapes inside strings not counted. Levels
+/// below `maxDepth` are not visited. Costs one step per JSON value.
 size_t jsonSizeEstimate(const mcp::Json& value, int maxDepth = 64);
 
 /// Copies JSON values within one byte budget, keeping their JSON types, so that a result

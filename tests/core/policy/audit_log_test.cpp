@@ -189,7 +189,10 @@ TEST(AuditLogTest, TheRowIsTheTextOfItsJsonWhateverTheStringsHold) {
   records.push_back(plain);
   AuditRecord hostile = plain;
   hostile.tool = "x\"},\n{\"forged\":true\\ \u00e9\u202e" + std::string(300, 'e') + "\u00e9";
-  hostile.ability = std::string("a\x00b\x7f\xff\xc3", 7);
+  hostile.ability = std::string(
+      "a\0"
+      "b\x7f\xff\xc3",
+      6);  // a NUL between a and b
   hostile.decision = AuditDecision::kRefused;
   hostile.rule = rule::kReadOnlyFolder;
   hostile.isError = true;

@@ -100,7 +100,7 @@ TEST(OutputGuardTest, StructuredContentWithNoRoomIsDroppedWithANote) {
   EXPECT_FALSE(out.result.structuredContent().has_value());
   ASSERT_EQ(out.result.content().size(), 1u);
   EXPECT_THAT(out.result.content()[0]["text"].get<std::string>(),
-              HasSubstr("structured content of 10 bytes was left out"));
+              HasSubstr("structured content of 9 bytes was left out"));  // {"a":"b"}
 }
 
 TEST(OutputGuardTest, EmbeddedResourcesCountAsTextOrMedia) {
