@@ -16,8 +16,13 @@
 // the server it runs, and beside it the pages it wrote (private dirty).
 //
 // --shipped measures memory alone: kaja serve with a persona of every shipped ability, once
-// to fill the metadata cache and then again with all six lazy abilities answered from it,
-// against `kaja --version`, which loads the same binary and libraries and does nothing.
+// to fill the metadata cache and then again with the lazy abilities answered from it, against
+// `kaja --version`, which loads the same binary and libraries and does nothing. It needs no
+// network: a stand-in bunx, first on PATH, runs each npm ability's package from tests/npm,
+// whose lockfile pins the versions the manifests name (it refuses any other version), and the
+// Google Maps ability gets a made-up key, which listing its tools never uses. The PyPI ability
+// (time) and the remote one (context7) cannot start offline; the bench says which abilities
+// the cache lacks.
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -155,8 +160,8 @@ double median(std::vector<double> values) {
 // Connects to kaja serve as `plan` and lists its tools; when `peakKb` is given, fills in
 // its peak RSS and private dirty kB (`ownKb`) while it still runs. Returns the number of
 // tools.
-core::Result<std::size_t> listThroughServe(const core::LaunchPlan& plan, long* peakKb,
-                                           long* ownKb) {
+core::Result<std::vector<std::string>> listThroughServe(const core::LaunchPlan& plan, long* peakKb,
+                                                        long* ownKb) {
   namespace mcp = core::mcp;
   boost::asio::io_context io;
   auto transport = mcp::StdioTransport::spawn(io, plan, {.serverName = "kaja serve"});
@@ -164,12 +169,14 @@ core::Result<std::size_t> listThroughServe(const core::LaunchPlan& plan, long* p
   auto client = mcp::Client::create(io, *transport);
   std::optional<core::Error> failure;
   if (auto connected = connectNow(io, *client); !connected) failure = connected.error();
-  std::size_t tools = 0;
+  std::vector<std::string> tools;
   if (!failure) {
     bool listed = false;
     client->listTools([&](const core::Result<std::vector<mcp::Tool>>& list) {
       if (!list) failure = list.error();
-      tools = list ? list->size() : 0;
+      if (list) {
+        for (const auto& tool : *list) tools.push_back(tool.name);
+      }
       listed = true;
     });
     detail::runUntil(io, listed);
@@ -203,6 +210,63 @@ long peakOfCommand(const std::vector<std::string>& argv) {
   return usage.ru_maxrss;
 }
 
+// Writes DIR/bunx, which runs `bunx [--bun] NAME@VERSION ARGS...` from NPM/node_modules with
+// node, offline, and fails with one line when NPM holds another version of NAME.
+void writeBunxStandIn(const std::string& dir, const std::string& npm) {
+  fs::create_directories(dir);
+  const std::string file = dir + "/bunx";
+  std::ofstream(file) << R"(#!/bin/sh
+[ "$1" = --bun ] && shift
+spec=$1
+shift
+case $spec in
+  ?*@*) name=${spec%@*} version=${spec##*@} ;;
+  *) name=$spec version= ;;
+esac
+dir=')" << npm << R"(/node_modules/'$name
+bin=$(node -p 'const p = require(process.argv[1] + "/package.json");
+  process.argv[2] && p.version !== process.argv[2] ? "" :
+    typeof p.bin === "string" ? p.bin : Object.values(p.bin)[0]' "$dir" "$version" 2>/dev/null)
+if [ -z "$bin" ]; then
+  echo "bunx stand-in: tests/npm has no $spec; run npm ci in tests/npm" >&2
+  exit 1
+fi
+exec node "$dir/$bin" "$@"
+)";
+  fs::permissions(file, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);
+}
+
+// Runs `plan` to its end with `input` on its stdin, its output dropped. Returns its exit status
+// (-1 when it could not run).
+int runWithInput(const core::LaunchPlan& plan, const std::string& input) {
+  std::vector<std::string> envText;
+  for (const auto& var : plan.env) envText.push_back(var.name + "=" + var.value);
+  std::vector<char*> args;
+  std::vector<char*> envp;
+  for (const auto& arg : plan.argv) args.push_back(const_cast<char*>(arg.c_str()));
+  for (const auto& var : envText) envp.push_back(const_cast<char*>(var.c_str()));
+  args.push_back(nullptr);
+  envp.push_back(nullptr);
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[0], STDIN_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[0]);
+  if (spawned == 0) {
+    [[maybe_unused]] auto wrote = ::write(fds[1], input.data(), input.size());
+  }
+  ::close(fds[1]);
+  int status = 0;
+  if (spawned != 0 || ::waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 int runShipped() {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
@@ -210,12 +274,19 @@ int runShipped() {
   const std::string shipped = std::string(kaja::test::sourceDir()) + "/marketplace";
   Home home;
   home.root = fs::temp_directory_path() / ("kaja-gateway-bench-" + std::to_string(getpid()));
+  std::vector<std::string> shippedNames;
   std::string abilities;
-  std::size_t count = 0;
   for (const auto& entry : fs::directory_iterator(shipped + "/abilities", ec)) {
     if (!fs::exists(entry.path() / "mcp.toml")) continue;
-    abilities += (count++ == 0 ? "\"" : ", \"") + entry.path().filename().string() + "\"";
+    shippedNames.push_back(entry.path().filename().string());
+    // server-filesystem starts only with a folder to serve, as the shipped default persona
+    // gives it.
+    std::string entryText = shippedNames.back() == "filesystem"
+                                ? R"({ name = "filesystem", roots = ["~/Documents"] })"
+                                : "\"" + shippedNames.back() + "\"";
+    abilities += (abilities.empty() ? "" : ", ") + entryText;
   }
+  std::sort(shippedNames.begin(), shippedNames.end());
   fs::create_directories(home.root + "/config/kaja/marketplace/personas");
   fs::create_directories(home.root + "/data");
   fs::create_directories(home.root + "/Documents");
@@ -223,23 +294,48 @@ int runShipped() {
   std::ofstream(home.root + "/config/kaja/marketplace/personas/shipped.toml")
       << "abilities = [" << abilities << "]\n";
   const std::string node = findNode();
+  const std::string standIns = home.root + "/bin";
+  writeBunxStandIn(standIns, std::string(kaja::test::sourceDir()) + "/tests/npm");
   home.env = {{"PATH",
-               (node.empty() ? std::string() : fs::path(node).parent_path().string() + ":") +
+               standIns + ":" +
+                   (node.empty() ? std::string() : fs::path(node).parent_path().string() + ":") +
                    "/usr/local/bin:/usr/bin:/bin",
                false},
               {"HOME", home.root, false},
               {"XDG_CONFIG_HOME", home.root + "/config", false},
               {"XDG_DATA_HOME", home.root + "/data", false},
               {"KAJA_SHIPPED_MARKETPLACE", shipped, false}};
+  core::LaunchPlan setKey;
+  setKey.argv = {kaja, "key", "set", "geo-service"};
+  setKey.env = home.env;
+  if (runWithInput(setKey, "bench-key-listing-tools-never-uses\n") != 0) {
+    std::fprintf(stderr, "gateway_bench: kaja key set geo-service failed\n");
+  }
   core::LaunchPlan serve;
   serve.argv = {kaja, "serve", "--persona", "shipped"};
   serve.env = home.env;
   // The first run starts every server that can start here, to learn its tools.
-  if (auto filled = listThroughServe(serve, nullptr, nullptr); !filled) {
+  auto filled = listThroughServe(serve, nullptr, nullptr);
+  if (!filled) {
     std::fprintf(stderr, "gateway_bench: %s\n", filled.error().describe().c_str());
     fs::remove_all(home.root, ec);
     return 1;
   }
+  // The second lists only the abilities whose tools are cached now: one that could not start
+  // here would be started again, which is not what this measures.
+  std::map<std::string, std::size_t> cached;
+  for (const auto& name : *filled) ++cached[name.substr(0, name.find("__"))];
+  std::string names;
+  std::string missing;
+  for (const auto& ability : shippedNames) {
+    const bool kept = cached.contains(ability);
+    std::string& list = kept ? names : missing;
+    list += list.empty() ? "" : ", ";
+    list += kept && ability == "filesystem" ? R"({ name = "filesystem", roots = ["~/Documents"] })"
+                                            : "\"" + ability + "\"";
+  }
+  std::ofstream(home.root + "/config/kaja/marketplace/personas/shipped.toml")
+      << "abilities = [" << names << "]\n";
   long peak = 0;
   long own = 0;
   auto tools = listThroughServe(serve, &peak, &own);
@@ -249,8 +345,11 @@ int runShipped() {
     return 1;
   }
   const long idle = peakOfCommand({kaja, "--version"});
-  std::printf("shipped persona: %zu abilities, %zu tools listed from the metadata cache\n", count,
-              *tools);
+  std::printf("shipped persona: %zu of %zu abilities, %zu tools, listed from the metadata cache\n",
+              cached.size(), shippedNames.size(), tools->size());
+  for (const auto& [ability, count] : cached)
+    std::printf("  %-20s %zu tools\n", ability.c_str(), count);
+  if (!missing.empty()) std::printf("  could not start here, so left out: %s\n", missing.c_str());
   std::printf("kaja serve peak RSS %ld kB, private dirty %ld kB; kaja --version peak RSS %ld kB\n",
               peak, own, idle);
   return 0;
