@@ -69,6 +69,19 @@ long privateKb(pid_t pid) {
   return procFieldKb("/proc/" + std::to_string(pid) + "/smaps_rollup", "Private_Dirty");
 }
 
+// Nanoseconds `pid` has spent on a CPU, all its threads together (/proc/PID/task/*/schedstat:
+// the scheduler's own count, user and kernel time, far finer than the 10 ms ticks of stat).
+int64_t cpuNsOf(pid_t pid) {
+  int64_t total = 0;
+  std::error_code ec;
+  for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(task.path() / "schedstat");
+    int64_t ns = 0;
+    if (in >> ns) total += ns;
+  }
+  return total;
+}
+
 struct Home {
   std::string root;
   std::vector<core::EnvVar> env;
@@ -104,6 +117,7 @@ struct Sample {
   double callsPerSecond = 0;
   long rssKb = 0;
   long privateKb = 0;
+  double cpuUsPerCall = 0;  ///< of the process the client talks to, over the timed calls
 };
 
 // Runs `client`'s connect (initialize) on `io` until it has an answer.
@@ -137,11 +151,14 @@ core::Result<Sample> measure(const core::LaunchPlan& plan, const Options& option
   if (auto warm = detail::timeCalls(io, *client, spec, options.warmup, wall); !warm) {
     return std::unexpected(warm.error());
   }
+  const int64_t cpuBefore = cpuNsOf((*transport)->pid());
   auto latencies = detail::timeCalls(io, *client, spec, options.calls, wall);
   if (!latencies) return std::unexpected(latencies.error());
+  const int64_t cpuAfter = cpuNsOf((*transport)->pid());
   RunStats stats;
   summarize(std::move(*latencies), wall, stats);
   Sample sample{stats.p50Us, stats.p99Us, stats.callsPerSecond, 0};
+  sample.cpuUsPerCall = static_cast<double>(cpuAfter - cpuBefore) / 1000.0 / options.calls;
   if (gateway) {
     sample.rssKb = peakRssOf((*transport)->pid());
     sample.privateKb = privateKb((*transport)->pid());
@@ -414,8 +431,10 @@ int run(const Options& options) {
   fs::remove_all(home.root, ec);
 
   std::printf("server: %s\n", options.server.c_str());
-  std::printf("%-14s %-8s %10s %10s %10s %12s %12s\n", "mode", "side", "p50 us", "p99 us",
-              "calls/s", "kaja RSS kB", "dirty kB");
+  // "CPU us/call" is that of the process the client talks to: the server itself (direct), the
+  // relay alone, or kaja serve alone (not the server it runs).
+  std::printf("%-14s %-8s %10s %10s %10s %12s %12s %12s\n", "mode", "side", "p50 us", "p99 us",
+              "calls/s", "CPU us/call", "kaja RSS kB", "dirty kB");
   for (const char* mode : {"sequential", "8 in flight"}) {
     std::string key = mode;
     if (key != "sequential") key = std::to_string(options.inflight) + " in flight";
@@ -423,20 +442,22 @@ int run(const Options& options) {
     std::map<std::string, double> rate;
     for (const auto& side : sides) {
       const auto& list = samples[key + "|" + side];
-      std::vector<double> a, b, c;
+      std::vector<double> a, b, c, cpu;
       long rss = 0;
       long own = 0;
       for (const auto& s : list) {
         a.push_back(s.p50);
         b.push_back(s.p99);
         c.push_back(s.callsPerSecond);
+        cpu.push_back(s.cpuUsPerCall);
         rss = std::max(rss, s.rssKb);
         own = std::max(own, s.privateKb);
       }
       p50[side] = median(a);
       rate[side] = median(c);
-      std::printf("%-14s %-8s %10.1f %10.1f %10.0f %12s %12s\n", key.c_str(), side.c_str(),
-                  median(a), median(b), median(c), rss > 0 ? std::to_string(rss).c_str() : "-",
+      std::printf("%-14s %-8s %10.1f %10.1f %10.0f %12.1f %12s %12s\n", key.c_str(), side.c_str(),
+                  median(a), median(b), median(c), median(cpu),
+                  rss > 0 ? std::to_string(rss).c_str() : "-",
                   own > 0 ? std::to_string(own).c_str() : "-");
     }
     const auto ratio = [&](const char* over, const char* under) {
