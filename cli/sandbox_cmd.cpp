@@ -2,6 +2,7 @@
 // and the two steps of a confined server's command line (enter, bridge).
 #include <signal.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <charconv>
@@ -104,7 +105,7 @@ int runServeWorker(std::span<const std::string> args) {
   auto parsed =
       parseArgs(args, {"--shared"},
                 {"--listen", "--key-file", "--idle", "--state", "--max-servers", "--max-per-user",
-                 "--memory", "--pids", "--allow-private", "--run-as", "--allow-stdio"});
+                 "--memory", "--pids", "--allow-private", "--run-as", "--allow-stdio", "--userns"});
   if (!parsed) return reportError(parsed.error());
   if (!parsed->positional.empty()) {
     printError("sandbox serve takes no arguments (kaja sandbox --help)");
@@ -158,6 +159,13 @@ int runServeWorker(std::span<const std::string> args) {
   options.readOnly = {context->paths.shippedMarketplace, context->paths.userMarketplace};
   for (const auto& dir : context->toolDirs()) options.readOnly.push_back(dir);
   options.hidden = {context->paths.secretsFile, context->paths.configFile, context->paths.dataDir};
+  // The credential this machine's own kaja sends to a worker (config.toml's [sandbox]
+  // token_file or key_file) opens that worker's servers.
+  if (const auto& sandbox = context->config.sandbox) {
+    for (const auto& file : {sandbox->tokenFile, sandbox->keyFile}) {
+      if (file) options.hidden.push_back(*file);
+    }
+  }
   options.host = address->first;
   options.port = address->second;
   options.key = std::move(*key);
@@ -175,6 +183,17 @@ int runServeWorker(std::span<const std::string> args) {
       printWarning("not served: ability " + record.name +
                    " has a broken manifest: " + record.error.describe());
     }
+  }
+  for (const auto& [flag, value] : parsed->values) {
+    if (flag != "--userns") continue;
+    const bool served = std::ranges::any_of(
+        options.abilities, [&](const core::Ability& ability) { return ability.name == value; });
+    if (!served) {
+      printError("--userns " + oneLine(value) +
+                 ": no ability of that name is installed here (kaja abilities lists them)");
+      return kExitUsage;
+    }
+    options.userNamespaces.push_back(value);
   }
   options.runners = core::RunnerContext::fromProcess(context->toolDirs());
   auto allowStdio = stdioAllowList(*parsed, context->config);
@@ -268,6 +287,12 @@ int runToken(std::span<const std::string> args) {
   std::int64_t ttl = kDefaultTtl;
   if (const auto text = parsed->value("--ttl")) {
     auto given = parsePositive("--ttl", *text, kSeconds);
+    if (given && *given > sandbox::kMaxTokenSeconds) {
+      printError(
+          "--ttl is at most 366 days (31622400 seconds): a worker refuses a token that "
+          "lives longer, since only a new key takes one back");
+      return kExitUsage;
+    }
     if (!given) return reportError(given.error());
     ttl = *given;
   }

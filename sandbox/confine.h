@@ -40,9 +40,9 @@ struct Confinement {
   std::vector<std::string> cgroups;  ///< cgroup folders made for it (v1: memory and pids), or none
   std::string insideHome = kDefaultInsideHome;  ///< where home appears inside (its HOME);
                                                 ///< resolve the server's plan against it
-  /// Lets the server make user namespaces of its own (Chromium's sandbox does). false adds
-  /// bwrap's --disable-userns, which shrinks what the kernel exposes to the server.
-  bool nestedUserNamespaces = true;
+  /// Lets the server make user namespaces of its own (Chromium's sandbox does). false (the
+  /// default) adds bwrap's --disable-userns, which shrinks what the kernel exposes to it.
+  bool nestedUserNamespaces = false;
   std::string bwrap;  ///< the bwrap program; "" looks in /usr/bin, /usr/local/bin, then PATH
   /// The unprivileged user the server runs as (a root worker's servers never run as root):
   /// `kaja sandbox enter --user` becomes it before bwrap starts. nullopt runs it as the

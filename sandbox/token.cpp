@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
 #include <charconv>
@@ -54,6 +55,14 @@ core::Result<WorkerKey> readKeyFile(const std::string& path) {
   if (!S_ISREG(info.st_mode)) {
     return core::fail(core::ErrorCode::kUsage,
                       "the key file " + path + " is not a regular file; give a file");
+  }
+  // Whoever owns the key can read it; a key of `nobody`, whom servers run as by default,
+  // could be read by any other daemon that runs as nobody.
+  if (info.st_uid != ::geteuid()) {
+    return core::fail(core::ErrorCode::kUsage,
+                      "the key file " + path + " belongs to uid " + std::to_string(info.st_uid) +
+                          ", not to the user kaja runs as (uid " + std::to_string(::geteuid()) +
+                          "); run `chown " + std::to_string(::geteuid()) + " " + path + "`");
   }
   if ((info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
     return core::fail(core::ErrorCode::kUsage, "the key file " + path +
@@ -121,6 +130,11 @@ core::Result<std::string> verifyToken(const WorkerKey& key, std::string_view tok
     return refused("the token is not one kaja sandbox token made");
   }
   if (expires <= now) return refused("the token has expired; make a new one");
+  if (expires - now > kMaxTokenSeconds) {
+    return refused(
+        "the token lives longer than 366 days, more than this worker accepts; make "
+        "one with a shorter --ttl");
+  }
   return std::string(user);
 }
 

@@ -16,6 +16,9 @@ struct WorkerKey {
 
 /// The shortest key the worker accepts.
 inline constexpr std::size_t kMinKeyBytes = 32;
+/// The longest a token may live: a token cannot be taken back short of a new key, so the
+/// worker refuses one that claims to expire later than this from now.
+inline constexpr std::int64_t kMaxTokenSeconds = 366LL * 24 * 3600;
 
 /// Reads the key file at `path`. Refuses (kUsage, one sentence saying what to do) a file
 /// that is missing, not a regular file, shorter than kMinKeyBytes, or that its group or

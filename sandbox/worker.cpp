@@ -226,7 +226,8 @@ core::Result<core::LaunchPlan> Worker::Impl::confined(const core::LaunchPlan& pl
   confinement.hidden = options.hidden;
   confinement.hidden.push_back(options.keyFile);
   confinement.hidden.push_back(options.stateDir);
-  confinement.nestedUserNamespaces = options.nestedUserNamespaces;
+  confinement.nestedUserNamespaces =
+      std::ranges::find(options.userNamespaces, key.ability) != options.userNamespaces.end();
   confinement.egressSocket = egressSocket;
   confinement.runAs = runAs;
   if (cgroups && (options.memoryBytes > 0 || options.pids > 0)) {

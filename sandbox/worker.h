@@ -54,8 +54,10 @@ struct WorkerOptions {
   std::vector<std::string> hidden;
   std::uint64_t memoryBytes = 0;  ///< per server, when cgroups are writable; 0: no limit
   std::uint64_t pids = 0;         ///< per server, when cgroups are writable; 0: no limit
-  /// Let servers make user namespaces of their own (Chromium's sandbox needs it).
-  bool nestedUserNamespaces = true;
+  /// The abilities whose servers may make user namespaces of their own (Chromium's sandbox
+  /// needs them). Every other server gets none: in one it would hold every capability, which
+  /// opens the kernel's mount, network and namespace code to it.
+  std::vector<std::string> userNamespaces;
   /// Give confined servers a way out: the egress proxy, public addresses only (K22).
   /// Without it they have no network at all.
   bool egress = true;

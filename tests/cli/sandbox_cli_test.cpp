@@ -212,6 +212,9 @@ TEST(SandboxCliTest, BadSettingsAreRefusedWithOneSentence) {
        "--allow-private \"10.0.0.5/8\" is not a network (it has address bits set"},
       {{"token", "Alice", "--key-file", cli.key}, "a-z"},
       {{"token", "alice", "--key-file", cli.key, "--ttl", "0"}, "--ttl"},
+      {{"token", "alice", "--key-file", cli.key, "--ttl", "31622401"}, "at most 366 days"},
+      {{"serve", "--listen", "127.0.0.1:0", "--key-file", cli.key, "--userns", "nosuch"},
+       "--userns nosuch: no ability of that name is installed here"},
       {{"frobnicate"}, "unknown sandbox subcommand"},
   };
   for (const auto& c : cases) {

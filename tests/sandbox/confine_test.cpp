@@ -303,11 +303,16 @@ TEST(ConfineTest, KillingTheTopProcessLeavesNothingBehind) {
       << testing::processesWith(marker).size() << " processes outlived the top one";
 }
 
-TEST(ConfineTest, CanRefuseNestedUserNamespaces) {
+// A server in a user namespace of its own holds every capability there: `unshare -Urn` then
+// gives it CAP_NET_ADMIN and CAP_SYS_ADMIN over namespaces it made, the kernel code most
+// container escapes go through. Only a server allowed them (Chromium's) may make one.
+TEST(ConfineTest, NestedUserNamespacesAreRefusedUnlessAllowed) {
   SandboxTree tree;
   KAJA_REQUIRE_BWRAP(tree);
   auto where = tree.confinementOf("alice");
-  const auto script = shell("unshare -U true && echo NESTED-OK");
+  const auto script =
+      shell("unshare -U true && echo NESTED-OK; unshare -Ur grep CapEff /proc/self/status 2>&1");
+  where.nestedUserNamespaces = true;
   auto allowed = confine(script, where);
   ASSERT_TRUE(allowed) << allowed.error().message;
   const auto open = testing::run(*allowed);
@@ -319,6 +324,11 @@ TEST(ConfineTest, CanRefuseNestedUserNamespaces) {
   ASSERT_TRUE(refused) << refused.error().message;
   const auto closed = testing::run(*refused);
   EXPECT_THAT(closed.out, Not(HasSubstr("NESTED-OK"))) << closed.err;
+  EXPECT_THAT(closed.out, Not(HasSubstr("CapEff"))) << closed.err;
+  // And by default.
+  auto byDefault = confine(script, tree.confinementOf("alice"));
+  ASSERT_TRUE(byDefault) << byDefault.error().message;
+  EXPECT_THAT(testing::run(*byDefault).out, Not(HasSubstr("NESTED-OK")));
 }
 
 TEST(ConfineTest, ConfinesTheSameWayForAWorkerThatIsNotRoot) {

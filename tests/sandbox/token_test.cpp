@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tests/support/temp_dir.h"
 
@@ -17,6 +18,18 @@ TEST(SandboxTokenTest, ATokenNamesItsUserUntilItExpires) {
   EXPECT_EQ(*verifyToken(kKey, *token, 1999), "alice_2.x-y");
   EXPECT_FALSE(verifyToken(kKey, *token, 2000));
   EXPECT_FALSE(verifyToken(WorkerKey{std::string(32, 'j')}, *token, 1000));
+}
+
+// A token signed with the worker's key but valid for a thousand years is refused: nothing but a
+// new key could take it back.
+TEST(SandboxTokenTest, ATokenThatLivesLongerThanAYearIsRefused) {
+  const std::int64_t now = 1'800'000'000;
+  EXPECT_TRUE(verifyToken(kKey, *makeToken(kKey, "alice", now + kMaxTokenSeconds), now));
+  const auto forever =
+      verifyToken(kKey, *makeToken(kKey, "alice", now + kMaxTokenSeconds + 1), now);
+  ASSERT_FALSE(forever);
+  EXPECT_NE(forever.error().message.find("366 days"), std::string::npos);
+  EXPECT_FALSE(verifyToken(kKey, *makeToken(kKey, "alice", 101796537348), now));
 }
 
 TEST(SandboxTokenTest, NoChangeToATokenKeepsItValid) {
@@ -75,6 +88,20 @@ TEST(SandboxTokenTest, TheKeyFileMustBeLongAndPrivate) {
   EXPECT_NE(readKeyFile(shortKey).error().message.find("fewer than 32"), std::string::npos);
   EXPECT_FALSE(readKeyFile(dir.path() + "/missing"));
   EXPECT_FALSE(readKeyFile(dir.path()));
+}
+
+// A key that belongs to another user, `nobody` above all (whom a root worker runs its servers
+// as), can be read by every process of that user.
+TEST(SandboxTokenTest, AKeyOfAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file away";
+  kaja::testing::TempDir dir;
+  const std::string theirs = dir.write("theirs", std::string(32, '\x02'));
+  ::chmod(theirs.c_str(), 0600);
+  ASSERT_EQ(::chown(theirs.c_str(), 65534, 65534), 0);
+  const auto refused = readKeyFile(theirs);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("belongs to uid 65534"), std::string::npos)
+      << refused.error().message;
 }
 
 }  // namespace

@@ -28,7 +28,8 @@ TEST(SandboxWorkerChromeTest, ChromeDevtoolsMcpLoadsThePublicPageAndIsRefusedThe
   if (!std::filesystem::exists(server)) GTEST_SKIP() << "tests/npm is not installed";
   kaja::testing::TempDir dir;
   // The root worker runs the server as nobody, so Chrome starts its own sandbox inside the
-  // worker's confinement (as root it would refuse to without --no-sandbox).
+  // worker's confinement (as root it would refuse to without --no-sandbox), in a user
+  // namespace of its own, which `--userns browser` allows this ability alone.
   // --no-page-id-routing lets each call act on the selected page.
   dir.write("market/abilities/browser/mcp.toml",
             "command = \"node\"\nargs = [\"" + server +
@@ -51,7 +52,7 @@ TEST(SandboxWorkerChromeTest, ChromeDevtoolsMcpLoadsThePublicPageAndIsRefusedThe
        snapshot("private"), go("metadata", "http://169.254.169.254/"), snapshot("metadata"),
        go("private-name", "http://private.example/"), snapshot("private-name"),
        go("public-name", "http://public.example/"), snapshot("public-name")},
-      240);
+      240, {"--userns", "browser"});
   ASSERT_EQ(result.exitCode, 0) << result.out << result.err;
   EXPECT_EQ(result.leftovers, 0) << "origins or the worker outlived the lab";
   auto replies = result.replies;

@@ -2,6 +2,7 @@
 // (unconfined here: the confinement has tests of its own).
 #include "sandbox/worker.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -9,14 +10,19 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <iterator>
+#include <map>
+#include <sstream>
 #include <thread>
 
 #include "sandbox/confine.h"
 #include "tests/core/server/http_client.h"
 #include "tests/support/build_paths.h"
+#include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
 namespace kaja::sandbox {
@@ -84,6 +90,8 @@ class WorkerHarness {
     core::Ability trusted = everything("trusted");
     trusted.trustedSandbox = true;
     options.abilities.push_back(trusted);
+    // The one ability whose servers may make user namespaces of their own (`--userns`).
+    options.userNamespaces = {"trusted"};
     key = options.key;
     auto made = Worker::create(io_, std::move(options));
     if (!made) throw std::runtime_error(made.error().message);
@@ -330,6 +338,71 @@ TEST(SandboxWorkerTest, ConfinedServersSeeOnlyTheirOwnHome) {
   ASSERT_EQ(servers.size(), 2U);
   ASSERT_TRUE(servers[0].pid && servers[1].pid);
   EXPECT_NE(*servers[0].pid, *servers[1].pid);
+}
+
+// The processes of the tree under `pid`, itself first.
+std::vector<pid_t> treeOf(pid_t pid) {
+  std::vector<pid_t> tree{pid};
+  for (std::size_t i = 0; i < tree.size(); ++i) {
+    const std::string at = "/proc/" + std::to_string(tree[i]) + "/task/" + std::to_string(tree[i]);
+    std::ifstream children(at + "/children");
+    for (pid_t child = 0; children >> child;) tree.push_back(child);
+  }
+  return tree;
+}
+
+// Whether a process in the user namespace of the server itself (node, the tree's leaf) can make
+// a user namespace: "yes", "no: <why>", or why that could not be tried.
+std::string makesUserNamespaces(pid_t top) {
+  for (pid_t pid : treeOf(top)) {
+    std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+    std::string name;
+    if (!std::getline(comm, name) || name != "node") continue;
+    std::vector<std::string> argv = {"/usr/bin/unshare", "-U", "/bin/true"};
+    // nsenter refuses to enter the namespace it is in already (a root worker's server may
+    // share this process's); the server's ids may not be mapped there, so it keeps these.
+    if (std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/ns/user") !=
+        std::filesystem::read_symlink("/proc/self/ns/user")) {
+      std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+      std::string line;
+      std::string uid = "0";
+      std::string gid = "0";
+      while (std::getline(status, line)) {
+        std::istringstream fields(line);
+        std::string field;
+        fields >> field;
+        if (field == "Uid:") fields >> uid;
+        if (field == "Gid:") fields >> gid;
+      }
+      argv.insert(argv.begin(),
+                  {"/usr/bin/nsenter", "-S", uid, "-G", gid, "-t", std::to_string(pid), "-U"});
+    }
+    const auto ran = kaja::testing::runCommand(argv, {});
+    return ran.exitCode == 0 ? "yes" : "no: " + ran.err;
+  }
+  return "no node process under " + std::to_string(top);
+}
+
+// A server in a user namespace of its own holds every capability there, over the kernel code
+// most container escapes go through: only the abilities the worker was told (--userns) get one.
+TEST(SandboxWorkerTest, OnlyTheAbilitiesAllowedThemMayMakeUserNamespaces) {
+  if (!findBwrap({})) GTEST_SKIP() << "bubblewrap is not installed";
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to look into a server's user namespace";
+  WorkerHarness h(std::chrono::minutes(10), false, true);
+  const std::string alice = h.token("alice");
+  for (const char* ability : {"everything", "trusted"}) {
+    const std::string session = h.initialize(path("alice", ability), alice);
+    ASSERT_FALSE(session.empty()) << ability;
+    EXPECT_EQ(text(h.call(path("alice", ability), alice, session, "echo", {{"message", "up"}})),
+              "Echo: up");
+  }
+  std::map<std::string, std::string> made;
+  for (const auto& server : h.status()) {
+    ASSERT_TRUE(server.pid) << server.key.text();
+    made[server.key.ability] = makesUserNamespaces(*server.pid);
+  }
+  EXPECT_THAT(made["everything"], ::testing::StartsWith("no: unshare: unshare failed"));
+  EXPECT_EQ(made["trusted"], "yes");
 }
 
 TEST(SandboxWorkerTest, AnIdleServerIsStoppedAndTheSessionStartsItAgain) {
