@@ -384,6 +384,8 @@ core::Result<std::unique_ptr<Worker>> Worker::create(asio::io_context& io, Worke
   pool.gateway.home = impl->options.stateDir;
   pool.gateway.host.connectTimeout = impl->options.connectTimeout;
   pool.gateway.host.callTimeout = impl->options.callTimeout;
+  // A server that keeps reporting progress on a call whose client left still loses it then.
+  pool.gateway.host.callTimeLimit = impl->options.callTimeout;
   pool.gateway.host.maxParallelStdio = 8;
   pool.gateway.log = impl->options.log;
   // Long results go back whole: the kaja host that called in applies its own output guard.

@@ -307,6 +307,7 @@ struct AsyncHost::Impl {
                  std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now())) +
         kClientTimerSlack;
     clientOptions.requestTimeout = options.callTimeout;
+    clientOptions.progressLimit = options.callTimeLimit;
     clientOptions.discover = discover;
     attempt->connection->client = mcp::Client::create(io, opened->transport, clientOptions);
     wireClient(attempt->connection, attempt->name);

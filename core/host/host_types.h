@@ -85,8 +85,10 @@ struct HostCallOptions {
 struct HostOptions {
   std::chrono::milliseconds connectTimeout{10000};  ///< start + initialize + tools/list (K9)
   std::chrono::milliseconds callTimeout{15000};     ///< per tools/call by default (U6)
-  std::size_t maxParallelStdio = 4;                 ///< stdio servers starting at once (U6)
-  std::size_t maxParallelConnects = 16;             ///< connects of any kind at once (V7)
+  /// The longest a call may run however much progress it reports (ClientOptions::progressLimit).
+  std::chrono::milliseconds callTimeLimit{std::chrono::hours(1)};
+  std::size_t maxParallelStdio = 4;      ///< stdio servers starting at once (U6)
+  std::size_t maxParallelConnects = 16;  ///< connects of any kind at once (V7)
   /// Try protocol 2026-07-28 (server/discover) first, falling back to initialize.
   bool discover = true;
   /// Whether a `roots` server counts as connected only once it has fetched its roots (and

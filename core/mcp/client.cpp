@@ -255,6 +255,10 @@ std::int64_t Client::startRequest(const std::string& method, std::string label, 
     params["_meta"]["progressToken"] = id;
   }
   const auto requestTimeout = timeout.count() == 0 ? options_.requestTimeout : timeout;
+  auto latest = std::chrono::steady_clock::time_point::max();
+  if (resetTimeoutOnProgress && options_.progressLimit.count() > 0) {
+    latest = std::chrono::steady_clock::now() + std::max(options_.progressLimit, requestTimeout);
+  }
   pending_.add(id,
                Pending{.method = method,
                        .label = std::move(label),
@@ -262,7 +266,8 @@ std::int64_t Client::startRequest(const std::string& method, std::string label, 
                        .done = std::move(done),
                        .onProgress = std::move(onProgress),
                        .timeout = requestTimeout,
-                       .resetTimeoutOnProgress = resetTimeoutOnProgress},
+                       .resetTimeoutOnProgress = resetTimeoutOnProgress,
+                       .latest = latest},
                requestTimeout);
   transport_->send(Request{id, method, std::move(params)});
   return id;

@@ -44,6 +44,10 @@ struct ClientOptions {
   std::size_t maxServerRequestsInFlight = 16;
   /// Warnings about one server past this many are not passed on (one last warning says so).
   std::size_t maxWarnings = 20;
+  /// However much progress it reports, a call whose timeout restarts on progress ends this
+  /// long after it was sent (the spec's maximum timeout), so a server cannot hold a call, and
+  /// whatever it holds for it, for ever; 0: no limit.
+  std::chrono::milliseconds progressLimit{std::chrono::hours(1)};
 };
 
 /// Settings for one tools/call.
@@ -171,6 +175,8 @@ class Client : public std::enable_shared_from_this<Client> {
     /// input_required), for the timeout error; 0 when it is `timeout`.
     std::chrono::milliseconds budget{0};
     bool resetTimeoutOnProgress = false;
+    /// The latest its deadline may move to on progress (ClientOptions::progressLimit).
+    std::chrono::steady_clock::time_point latest = std::chrono::steady_clock::time_point::max();
 
     /// Returns the request's name for errors, such as "tools/call 'echo'".
     [[nodiscard]] std::string describe() const;

@@ -173,7 +173,9 @@ void Client::onNotification(const Notification& notification) {
           progress.total = total->get<double>();
         if (const auto text = params.find("message"); text != params.end() && text->is_string())
           progress.message = text->get<std::string>();
-        if (pending->resetTimeoutOnProgress) pending_.restartDeadline(id, pending->timeout);
+        if (pending->resetTimeoutOnProgress) {
+          pending_.restartDeadline(id, pending->timeout, pending->latest);
+        }
         // A copy: the callback may cancel its own call, which destroys the original.
         const auto onProgress = pending->onProgress;
         onProgress(progress);

@@ -57,12 +57,14 @@ class RequestLedger {
     return slot.entry;
   }
 
-  /// Gives request `id` `timeout` from now (a request that reports progress); false when it
-  /// is not waited for.
-  bool restartDeadline(std::int64_t id, std::chrono::milliseconds timeout) {
+  /// Gives request `id` `timeout` from now (a request that reports progress), but no later
+  /// than `latest`; false when it is not waited for.
+  bool restartDeadline(std::int64_t id, std::chrono::milliseconds timeout,
+                       Clock::time_point latest = Clock::time_point::max()) {
     const auto it = slots_.find(id);
-    if (it == slots_.end()) return false;
-    setDeadline(it->second, timeout);
+    if (it == slots_.end() || timeout.count() <= 0) return it != slots_.end();
+    it->second.deadline = std::min(Clock::now() + timeout, latest);
+    arm(it->second.deadline);
     return true;
   }
 

@@ -120,6 +120,7 @@ Json toolList() {
                                     "ask-sampling",
                                     "spawn-grandchild",
                                     "progress",
+                                    "progress-forever",
                                     "rich-content",
                                     "change-tools",
                                     "cancelled-ids",
@@ -406,6 +407,18 @@ void handleCall(const Json& id, const Json& params) {
       sleepForever();
     }
     reply(id, textResult(std::to_string(pid)));
+  } else if (name == "progress-forever") {
+    // Reports progress on its token every 100 ms and never answers: a server holding a call.
+    const Json token =
+        params.contains("_meta") ? params["_meta"].value("progressToken", Json()) : Json();
+    std::thread([token] {
+      for (int step = 1;; ++step) {
+        send({{"jsonrpc", "2.0"},
+              {"method", "notifications/progress"},
+              {"params", {{"progressToken", token}, {"progress", step}}}});
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }).detach();
   } else if (name == "progress") {
     const Json token =
         params.contains("_meta") ? params["_meta"].value("progressToken", Json()) : Json();

@@ -431,6 +431,36 @@ TEST(FaultServerTest, ProgressTokensReachTheirCall) {
   EXPECT_EQ(messages, (std::vector<std::string>{"step 1", "step 2", "step 3"}));
 }
 
+// Progress restarts a call's timeout, but a server that reports progress for ever does not
+// hold the call for ever: it ends at the client's progressLimit (the spec's maximum timeout).
+// Found by an outside review: a sandbox worker kept a server whose client had left for 30
+// minutes, three times its documented 10.
+TEST(FaultServerTest, ProgressForEverEndsAtTheProgressLimit) {
+  boost::asio::io_context io;
+  auto transport = StdioTransport::spawn(io, faultPlan(), named());
+  ASSERT_TRUE(transport);
+  ClientOptions options;
+  options.requestTimeout = 300ms;
+  options.progressLimit = 1500ms;
+  auto client = Client::create(io, *transport, options);
+  bool ready = false;
+  client->connect([&](Result<ServerInfo> info) { ready = info.has_value(); });
+  ASSERT_TRUE(runUntil(io, [&] { return ready; }));
+  CallOptions call;
+  call.resetTimeoutOnProgress = true;
+  int reports = 0;
+  call.onProgress = [&](const Progress&) { ++reports; };
+  std::optional<Result<ToolResult>> result;
+  client->callTool("progress-forever", Json::object(), call,
+                   [&](Result<ToolResult> answer) { result = std::move(answer); });
+  ASSERT_TRUE(runUntil(
+      io, [&] { return result.has_value(); }, 20s));
+  ASSERT_FALSE(*result);
+  EXPECT_EQ(result->error().code, ErrorCode::kTimeout) << result->error().message;
+  // It outlived its 300 ms timeout on progress (a report every 100 ms) before the limit.
+  EXPECT_GE(reports, 5);
+}
+
 TEST(FaultServerTest, CloseEndsHelpersTheServerLeftBehind) {
   BlockingClient client;
   ASSERT_TRUE(client.connect(faultPlan(), named()));
