@@ -51,7 +51,7 @@ TEST(FaultServerTest, FollowsPagination) {
   ASSERT_TRUE(client.connect(faultPlan(), named()));
   auto tools = client.listTools();
   ASSERT_TRUE(tools) << tools.error().describe();
-  EXPECT_EQ(tools->size(), 22u);  // five pages, the last of two
+  EXPECT_EQ(tools->size(), 23u);  // five pages, the last of three
   EXPECT_EQ(tools->back().name, "list-count");
 }
 
@@ -378,10 +378,10 @@ TEST(FaultServerTest, ToolListChangesAreFollowed) {
     client->listTools([&](Result<std::vector<Tool>> tools) { listed = tools.has_value(); });
   });
   ASSERT_TRUE(runUntil(io, [&] { return listed; }));
-  EXPECT_EQ(client->tools().size(), 22u);
+  EXPECT_EQ(client->tools().size(), 23u);
   client->callTool("change-tools", Json::object(), {}, [](Result<ToolResult>) {});
   ASSERT_TRUE(runUntil(io, [&] { return changed.has_value(); }));
-  EXPECT_EQ(changed->size(), 23u);
+  EXPECT_EQ(changed->size(), 24u);
   EXPECT_EQ(client->tools().back().name, "new-tool");
 }
 
