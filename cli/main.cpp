@@ -388,6 +388,7 @@ constexpr Command kCommands[] = {
      "  --allow-private CIDR  let servers reach this private range (repeatable)\n"
      "  --userns ABILITY    let this ability's servers make user namespaces of their own,\n"
      "                      as Chromium's sandbox does (repeatable); no other server may\n"
+     "                      make one\n"
      "  --allow-stdio LINE  start only the stdio command lines given (repeatable; a final\n"
      "                      word * allows further arguments), besides [stdio] allow in\n"
      "                      config.toml; with either, every other ability is refused\n"
