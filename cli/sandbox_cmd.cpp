@@ -287,13 +287,13 @@ int runToken(std::span<const std::string> args) {
   std::int64_t ttl = kDefaultTtl;
   if (const auto text = parsed->value("--ttl")) {
     auto given = parsePositive("--ttl", *text, kSeconds);
-    if (given && *given > sandbox::kMaxTokenSeconds) {
+    if (!given) return reportError(given.error());
+    if (*given > sandbox::kMaxTokenSeconds) {
       printError(
           "--ttl is at most 366 days (31622400 seconds): a worker refuses a token that "
           "lives longer, since only a new key takes one back");
       return kExitUsage;
     }
-    if (!given) return reportError(given.error());
     ttl = *given;
   }
   auto key = sandbox::readKeyFile(*keyFile);

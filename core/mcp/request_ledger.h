@@ -62,9 +62,8 @@ class RequestLedger {
   bool restartDeadline(std::int64_t id, std::chrono::milliseconds timeout,
                        Clock::time_point latest = Clock::time_point::max()) {
     const auto it = slots_.find(id);
-    if (it == slots_.end() || timeout.count() <= 0) return it != slots_.end();
-    it->second.deadline = std::min(Clock::now() + timeout, latest);
-    arm(it->second.deadline);
+    if (it == slots_.end()) return false;
+    setDeadline(it->second, timeout, latest);
     return true;
   }
 
@@ -132,9 +131,10 @@ class RequestLedger {
     if (givenUp_.size() > kGivenUpIds) givenUp_.pop_front();
   }
 
-  void setDeadline(Slot& slot, std::chrono::milliseconds timeout) {
+  void setDeadline(Slot& slot, std::chrono::milliseconds timeout,
+                   Clock::time_point latest = Clock::time_point::max()) {
     if (timeout.count() <= 0) return;
-    slot.deadline = Clock::now() + timeout;
+    slot.deadline = std::min(Clock::now() + timeout, latest);
     arm(slot.deadline);
   }
 

@@ -41,6 +41,7 @@
 
 #include "tests/bench/bench_support.h"
 #include "tests/bench/client_bench_workers.h"
+#include "tests/bench/run_kaja.h"
 #include "tests/support/build_paths.h"
 
 namespace kaja::bench {
@@ -169,14 +170,8 @@ core::Result<Sample> measure(const core::LaunchPlan& plan, const Options& option
   return sample;
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values.empty() ? 0 : values[values.size() / 2];
-}
-
 // Connects to kaja serve as `plan` and lists its tools; when `peakKb` is given, fills in
-// its peak RSS and private dirty kB (`ownKb`) while it still runs. Returns the number of
-// tools.
+// its peak RSS and private dirty kB (`ownKb`) while it still runs. Returns the tools' names.
 core::Result<std::vector<std::string>> listThroughServe(const core::LaunchPlan& plan, long* peakKb,
                                                         long* ownKb) {
   namespace mcp = core::mcp;
@@ -253,35 +248,11 @@ exec node "$dir/$bin" "$@"
   fs::permissions(file, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);
 }
 
-// Runs `plan` to its end with `input` on its stdin, its output dropped. Returns its exit status
-// (-1 when it could not run).
-int runWithInput(const core::LaunchPlan& plan, const std::string& input) {
-  std::vector<std::string> envText;
-  for (const auto& var : plan.env) envText.push_back(var.name + "=" + var.value);
-  std::vector<char*> args;
-  std::vector<char*> envp;
-  for (const auto& arg : plan.argv) args.push_back(const_cast<char*>(arg.c_str()));
-  for (const auto& var : envText) envp.push_back(const_cast<char*>(var.c_str()));
-  args.push_back(nullptr);
-  envp.push_back(nullptr);
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[0], STDIN_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[0]);
-  if (spawned == 0) {
-    [[maybe_unused]] auto wrote = ::write(fds[1], input.data(), input.size());
-  }
-  ::close(fds[1]);
-  int status = 0;
-  if (spawned != 0 || ::waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+// How the persona names `ability`: server-filesystem starts only with a folder to serve, as the
+// shipped default persona gives it.
+std::string personaEntry(const std::string& ability) {
+  return ability == "filesystem" ? R"({ name = "filesystem", roots = ["~/Documents"] })"
+                                 : "\"" + ability + "\"";
 }
 
 int runShipped() {
@@ -296,12 +267,7 @@ int runShipped() {
   for (const auto& entry : fs::directory_iterator(shipped + "/abilities", ec)) {
     if (!fs::exists(entry.path() / "mcp.toml")) continue;
     shippedNames.push_back(entry.path().filename().string());
-    // server-filesystem starts only with a folder to serve, as the shipped default persona
-    // gives it.
-    std::string entryText = shippedNames.back() == "filesystem"
-                                ? R"({ name = "filesystem", roots = ["~/Documents"] })"
-                                : "\"" + shippedNames.back() + "\"";
-    abilities += (abilities.empty() ? "" : ", ") + entryText;
+    abilities += (abilities.empty() ? "" : ", ") + personaEntry(shippedNames.back());
   }
   std::sort(shippedNames.begin(), shippedNames.end());
   fs::create_directories(home.root + "/config/kaja/marketplace/personas");
@@ -322,10 +288,10 @@ int runShipped() {
               {"XDG_CONFIG_HOME", home.root + "/config", false},
               {"XDG_DATA_HOME", home.root + "/data", false},
               {"KAJA_SHIPPED_MARKETPLACE", shipped, false}};
-  core::LaunchPlan setKey;
-  setKey.argv = {kaja, "key", "set", "geo-service"};
-  setKey.env = home.env;
-  if (runWithInput(setKey, "bench-key-listing-tools-never-uses\n") != 0) {
+  std::vector<std::string> envText;
+  for (const auto& var : home.env) envText.push_back(var.name + "=" + var.value);
+  if (runKaja({"key", "set", "geo-service"}, envText, "bench-key-listing-tools-never-uses\n")
+          .exitCode != 0) {
     std::fprintf(stderr, "gateway_bench: kaja key set geo-service failed\n");
   }
   core::LaunchPlan serve;
@@ -347,9 +313,7 @@ int runShipped() {
   for (const auto& ability : shippedNames) {
     const bool kept = cached.contains(ability);
     std::string& list = kept ? names : missing;
-    list += list.empty() ? "" : ", ";
-    list += kept && ability == "filesystem" ? R"({ name = "filesystem", roots = ["~/Documents"] })"
-                                            : "\"" + ability + "\"";
+    list += (list.empty() ? "" : ", ") + (kept ? personaEntry(ability) : "\"" + ability + "\"");
   }
   std::ofstream(home.root + "/config/kaja/marketplace/personas/shipped.toml")
       << "abilities = [" << names << "]\n";

@@ -30,12 +30,15 @@ inline std::string binDir() {
   return std::filesystem::read_symlink("/proc/self/exe").parent_path().string();
 }
 
-/// Runs kaja with `args` and exactly `env`, stdin from /dev/null, stdout to a file, stderr
-/// dropped; returns its wall time, exit status and parsed stdout.
-inline Run runKaja(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+/// Runs kaja with `args` and exactly `env`, `input` on stdin (from a file; nothing when empty),
+/// stdout to a file, stderr dropped; returns its wall time, exit status and parsed stdout.
+inline Run runKaja(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                   const std::string& input = {}) {
   namespace fs = std::filesystem;
   using Clock = std::chrono::steady_clock;
   std::string out = fs::temp_directory_path() / ("kaja-bench-" + std::to_string(::getpid()));
+  const std::string in = input.empty() ? "/dev/null" : out + ".in";
+  if (!input.empty()) std::ofstream(in, std::ios::binary) << input;
   std::vector<std::string> argv = {binDir() + "/kaja"};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> cargv;
@@ -47,7 +50,7 @@ inline Run runKaja(const std::vector<std::string>& args, const std::vector<std::
   cenv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 0, in.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   auto started = Clock::now();
@@ -61,11 +64,12 @@ inline Run runKaja(const std::vector<std::string>& args, const std::vector<std::
   }
   run.wallMs = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
   posix_spawn_file_actions_destroy(&actions);
-  std::ifstream in(out);
+  std::ifstream stdoutFile(out);
   std::stringstream text;
-  text << in.rdbuf();
+  text << stdoutFile.rdbuf();
   run.report = nlohmann::json::parse(text.str(), nullptr, false);
   fs::remove(out);
+  if (!input.empty()) fs::remove(in);
   return run;
 }
 

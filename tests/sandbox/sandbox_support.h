@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/process/launch_plan.h"
+#include "core/process/process_tree.h"
 #include "core/util/sys.h"
 #include "sandbox/confine.h"
 #include "tests/support/build_paths.h"
@@ -111,5 +112,14 @@ bool eventually(Fn done, std::chrono::milliseconds limit = std::chrono::seconds(
     auto ran = ::kaja::sandbox::testing::run(*probe);                                     \
     if (ran.exitCode != 0) GTEST_SKIP() << "bubblewrap cannot confine here: " << ran.err; \
   } while (false)
+
+/// Returns `pid` and every process below it, itself first.
+inline std::vector<pid_t> treeOf(pid_t pid) {
+  std::vector<pid_t> all{pid};
+  for (std::size_t i = 0; i < all.size() && all.size() < 4096; ++i) {
+    for (const pid_t child : core::childrenOf(all[i])) all.push_back(child);
+  }
+  return all;
+}
 
 }  // namespace kaja::sandbox::testing

@@ -13,7 +13,6 @@
 #include <future>
 #include <thread>
 
-#include "core/process/process_tree.h"
 #include "sandbox/confine.h"
 #include "sandbox/worker.h"
 #include "tests/core/server/http_client.h"
@@ -150,15 +149,6 @@ class RunAsWorker {
   std::string session_;
 };
 
-/// Returns `pid` and every process below it.
-std::vector<pid_t> treeOf(pid_t pid) {
-  std::vector<pid_t> all{pid};
-  for (std::size_t i = 0; i < all.size() && all.size() < 4096; ++i) {
-    for (const pid_t child : core::childrenOf(all[i])) all.push_back(child);
-  }
-  return all;
-}
-
 /// Returns the "Uid:" line of /proc/<pid>/status (real, effective, saved, filesystem).
 std::string uidLine(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
@@ -192,7 +182,7 @@ TEST(SandboxWorkerRunAsTest, ARootWorkersServerIsNobodyAndCannotReachRootsThings
   const auto servers = worker.status();
   ASSERT_EQ(servers.size(), 1U);
   ASSERT_TRUE(servers[0].pid);
-  const auto tree = treeOf(*servers[0].pid);
+  const auto tree = sandbox::testing::treeOf(*servers[0].pid);
   ASSERT_GE(tree.size(), 2U);
   for (const pid_t pid : tree) {
     EXPECT_EQ(uidLine(pid), "Uid:\t65534\t65534\t65534\t65534") << "pid " << pid;

@@ -10,17 +10,16 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <future>
-#include <iterator>
 #include <map>
 #include <sstream>
 #include <thread>
 
 #include "sandbox/confine.h"
 #include "tests/core/server/http_client.h"
+#include "tests/sandbox/sandbox_support.h"
 #include "tests/support/build_paths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
@@ -340,21 +339,10 @@ TEST(SandboxWorkerTest, ConfinedServersSeeOnlyTheirOwnHome) {
   EXPECT_NE(*servers[0].pid, *servers[1].pid);
 }
 
-// The processes of the tree under `pid`, itself first.
-std::vector<pid_t> treeOf(pid_t pid) {
-  std::vector<pid_t> tree{pid};
-  for (std::size_t i = 0; i < tree.size(); ++i) {
-    const std::string at = "/proc/" + std::to_string(tree[i]) + "/task/" + std::to_string(tree[i]);
-    std::ifstream children(at + "/children");
-    for (pid_t child = 0; children >> child;) tree.push_back(child);
-  }
-  return tree;
-}
-
 // Whether a process in the user namespace of the server itself (node, the tree's leaf) can make
 // a user namespace: "yes", "no: <why>", or why that could not be tried.
 std::string makesUserNamespaces(pid_t top) {
-  for (pid_t pid : treeOf(top)) {
+  for (pid_t pid : sandbox::testing::treeOf(top)) {
     std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
     std::string name;
     if (!std::getline(comm, name) || name != "node") continue;
